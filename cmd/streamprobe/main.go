@@ -1,0 +1,58 @@
+// Command streamprobe is a client-side synthetic probe for streamed answers
+// (Server-Sent Events: OpenAI-compatible chat completions or any SSE
+// endpoint). It measures what a user feels: time to first chunk, the gaps
+// between chunks, the tail, the closing delay and stalls.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the probe ran and found a failure
+	exitUsage = 2 // bad usage or bad input
+)
+
+const usage = `streamprobe: a client-side synthetic probe for streamed answers (SSE).
+
+Usage:
+  streamprobe demo [-json]            run short, long and cancel against the built-in reference target
+  streamprobe once -url URL [flags]   run one streaming request and print its record
+  streamprobe help [command]          show help for a command
+
+Run 'streamprobe once -h' for the flags of once.
+Exit codes: 0 success, 1 the probe found a failure, 2 bad usage.
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "once":
+		return cmdOnce(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return cmdDemo(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return run([]string{args[1], "-h"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo or once; see 'streamprobe help')\n", args[0])
+		return exitUsage
+	}
+}

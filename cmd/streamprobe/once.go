@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// headerFlags collects repeated -header 'K: V' flags.
+type headerFlags []string
+
+func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
+func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
+
+// secretHeaders may not be given on the command line, where they would show
+// in ps and shell history.
+var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "X-Api-Key": true, "Api-Key": true, "Cookie": true}
+
+type onceFlags struct {
+	url, dialect, method, body, sample, name, model string
+	bearerEnv, endEvent, endData                    string
+	headers, headerEnv                              headerFlags
+	cancelAfter, maxEvent                           int
+	timeout                                         time.Duration
+	json                                            bool
+}
+
+func (f *onceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "url", "", "target URL (required); for openai-chat a base URL gets /v1/chat/completions appended")
+	fs.StringVar(&f.dialect, "dialect", "sse", "wire format: "+strings.Join(probe.DialectNames(), " | "))
+	fs.StringVar(&f.method, "method", "", "HTTP method (default: GET for sse without a body, POST otherwise)")
+	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable; not for secrets)")
+	fs.Var(&f.headerEnv, "header-env", "header whose value is read from an env var, 'Name: ENV_VAR' (repeatable)")
+	fs.StringVar(&f.bearerEnv, "bearer-env", "", "env var that holds an API key, sent as 'Authorization: Bearer <key>'")
+	fs.StringVar(&f.body, "body", "", "request body: JSON text, or @file to read it from a file")
+	fs.StringVar(&f.sample, "sample", "short", "fixed sample: "+strings.Join(probe.SampleNames, " | "))
+	fs.IntVar(&f.cancelAfter, "cancel-after", probe.DefaultCancelAfter, "with -sample cancel: content chunks to read before cancelling")
+	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "deadline for the whole request")
+	fs.StringVar(&f.model, "model", "", "model name sent by chat dialects")
+	fs.StringVar(&f.name, "name", "", "target name in the record (default: the URL's host)")
+	fs.StringVar(&f.endEvent, "end-event", "", "sse dialect: event type that marks the end")
+	fs.StringVar(&f.endData, "end-data", "[DONE]", "sse dialect: data that marks the end; with -end-event also empty, the end of the body is the end")
+	fs.IntVar(&f.maxEvent, "max-event-size", resumeclient.DefaultMaxEventSize, "largest event accepted, in bytes")
+	fs.BoolVar(&f.json, "json", false, "print the record as one JSON object per line")
+}
+
+// target turns the flags into a probe target, or a one-line usage error.
+func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Sample, error) {
+	var t probe.Target
+	if f.url == "" {
+		return t, probe.Sample{}, errors.New("-url is required")
+	}
+	u, err := url.Parse(f.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return t, probe.Sample{}, fmt.Errorf("-url %q: want an absolute http or https URL", redact(f.url))
+	}
+	if _, err := probe.LookupDialect(f.dialect); err != nil {
+		return t, probe.Sample{}, fmt.Errorf("-dialect: %w", err)
+	}
+	s, err := probe.LookupSample(f.sample)
+	if err != nil {
+		return t, probe.Sample{}, fmt.Errorf("-sample: %w", err)
+	}
+	if f.cancelAfter < 1 {
+		return t, s, fmt.Errorf("-cancel-after %d: want 1 or more", f.cancelAfter)
+	}
+	if f.timeout <= 0 {
+		return t, s, fmt.Errorf("-timeout %s: want a positive duration", f.timeout)
+	}
+	if f.maxEvent < 1 {
+		return t, s, fmt.Errorf("-max-event-size %d: want 1 or more", f.maxEvent)
+	}
+	h := http.Header{}
+	for _, kv := range f.headers {
+		k, v, ok := strings.Cut(kv, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return t, s, fmt.Errorf("-header %q: want 'Name: value'", kv)
+		}
+		if secretHeaders[http.CanonicalHeaderKey(k)] {
+			return t, s, fmt.Errorf("-header %s: secrets may not be given on the command line; use -bearer-env or -header-env", k)
+		}
+		h.Add(k, strings.TrimSpace(v))
+	}
+	for _, kv := range f.headerEnv {
+		k, env, ok := strings.Cut(kv, ":")
+		k, env = strings.TrimSpace(k), strings.TrimSpace(env)
+		if !ok || k == "" || env == "" {
+			return t, s, fmt.Errorf("-header-env %q: want 'Name: ENV_VAR'", kv)
+		}
+		v := getenv(env)
+		if v == "" {
+			return t, s, fmt.Errorf("-header-env %s: environment variable %s is not set", k, env)
+		}
+		h.Set(k, v)
+	}
+	if f.bearerEnv != "" {
+		v := getenv(f.bearerEnv)
+		if v == "" {
+			return t, s, fmt.Errorf("-bearer-env: environment variable %s is not set", f.bearerEnv)
+		}
+		h.Set("Authorization", "Bearer "+v)
+	}
+	var body []byte
+	if f.body != "" {
+		if path, ok := strings.CutPrefix(f.body, "@"); ok {
+			if body, err = os.ReadFile(path); err != nil {
+				return t, s, fmt.Errorf("-body: %w", err)
+			}
+		} else {
+			body = []byte(f.body)
+		}
+	}
+	name := f.name
+	if name == "" {
+		name = u.Host
+	}
+	t = probe.Target{Name: name, URL: f.url, Dialect: f.dialect, Method: f.method, Header: h, Body: body,
+		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent}
+	return t, s, nil
+}
+
+func redact(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i] + "?..."
+	}
+	return u
+}
+
+func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("once", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f onceFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: streamprobe once -url URL [flags]
+
+Runs one streaming request and prints its record: a summary, or one JSON
+object per line with -json. Exit 0 on success (or the intended cancel of
+-sample cancel), 1 when the probe failed, 2 on bad usage.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "streamprobe once: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	t, s, err := f.target(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter,
+		Client: &resumeclient.Client{MaxEventSize: f.maxEvent}})
+	if err := printRecord(stdout, res.Record, f.json); err != nil {
+		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)
+		return exitFail
+	}
+	if passed(res.Record, s) {
+		return exitOK
+	}
+	return exitFail
+}
+
+// passed reports whether a record is the outcome its sample asks for.
+func passed(r probe.Record, s probe.Sample) bool {
+	if s.Cancel {
+		return r.Outcome == probe.ClientCancelled && r.Chunks > 0
+	}
+	return r.Outcome == probe.Success
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+// printRecord writes r as one JSON line, or as a summary for people.
+func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(r)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  sample=%s (%s)  dialect=%s  drill=%s\n", r.Target, r.Sample, r.SampleVersion, r.Dialect, r.Drill)
+	status := ""
+	if r.HTTPStatus != 0 {
+		status = fmt.Sprintf("  HTTP %d", r.HTTPStatus)
+	}
+	fmt.Fprintf(&b, "  outcome          %s%s\n", r.Outcome, status)
+	if r.Error != "" {
+		fmt.Fprintf(&b, "  error            %s\n", r.Error)
+	}
+	fmt.Fprintf(&b, "  request_id       %s\n", r.RequestID)
+	row := func(name string, v *float64) { fmt.Fprintf(&b, "  %-16s %s\n", name, msText(v)) }
+	row("headers", r.HeadersMs)
+	row("first event", r.FirstEventMs)
+	row("first effective", r.FirstEffectiveMs)
+	row("TFC", r.TFCMs)
+	fmt.Fprintf(&b, "  %-16s %d (events %d, comments %d, truncated %d, %d bytes)\n", "chunks", r.Chunks, r.Events, r.Comments, r.Truncated, r.Bytes)
+	if r.Gaps.Count > 0 {
+		last := make([]string, len(r.Gaps.Last5))
+		for i, g := range r.Gaps.Last5 {
+			last[i] = fmt.Sprintf("%.1f", g)
+		}
+		fmt.Fprintf(&b, "  %-16s %d: p50 %s, p95 %s, max %s; last 5: %s ms\n", "gaps", r.Gaps.Count,
+			msText(r.Gaps.P50Ms), msText(r.Gaps.P95Ms), msText(r.Gaps.MaxMs), strings.Join(last, " "))
+	} else {
+		fmt.Fprintf(&b, "  %-16s none\n", "gaps")
+	}
+	row("tail", r.TailMs)
+	row("close", r.CloseMs)
+	fmt.Fprintf(&b, "  %-16s %d\n", "stalls > 250 ms", r.Stalls)
+	if r.Tokens != nil {
+		tps := ""
+		if r.VisibleTPS != nil {
+			tps = fmt.Sprintf("; visible %.1f tokens/s", *r.VisibleTPS)
+		}
+		fmt.Fprintf(&b, "  %-16s prompt %d, completion %d%s\n", "tokens", r.Tokens.Prompt, r.Tokens.Completion, tps)
+	}
+	if r.LastEventID != "" {
+		fmt.Fprintf(&b, "  %-16s %s\n", "last event id", r.LastEventID)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func msText(v *float64) string {
+	if v == nil {
+		return "absent"
+	}
+	return fmt.Sprintf("%.1f ms", *v)
+}

@@ -1,0 +1,54 @@
+package probe
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+// DemoSchedules are the openai-chat streams the built-in reference target
+// plays for each sample: short is the scorecard article's worked example
+// (chunks at 412 ... 1044 ms, [DONE] at 1051 ms), long is 40 chunks 30 ms
+// apart with one 320 ms stall, cancel is the long stream.
+func DemoSchedules() map[string][]ssetest.Step {
+	short := &ssetest.Chat{Model: "ssetest"}
+	short.Role(380 * time.Millisecond)
+	for i, at := range ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+		short.Text(at, "w"+strconv.Itoa(i))
+	}
+	short.Finish(1045 * time.Millisecond).Usage(1046*time.Millisecond, 14, 10).Done(1051 * time.Millisecond)
+
+	long := &ssetest.Chat{Model: "ssetest"}
+	long.Heartbeat(200 * time.Millisecond).Role(580 * time.Millisecond)
+	at := 620 * time.Millisecond
+	for i := range 40 {
+		if i == 25 {
+			at += 290 * time.Millisecond
+		}
+		long.Text(at, "w"+strconv.Itoa(i))
+		at += 30 * time.Millisecond
+	}
+	long.Finish(at).Usage(at+time.Millisecond, 80, 40).Done(at + 4*time.Millisecond)
+	return map[string][]ssetest.Step{"short": short.Steps(true), "long": long.Steps(true), "cancel": long.Steps(true)}
+}
+
+// NewDemoServer returns the built-in reference target, unstarted: an
+// ssetest server that answers each fixed sample with its demo schedule.
+func NewDemoServer() *ssetest.Server {
+	sched := DemoSchedules()
+	srv := ssetest.NewUnstarted(sched["short"])
+	srv.ScheduleFor = func(r *http.Request, body []byte) []ssetest.Step {
+		for _, name := range SampleNames {
+			// The samples share prompts; max_tokens tells them apart
+			// only where needed, so the long schedule answers both.
+			if bytes.Contains(body, []byte(Samples[name].Prompt)) {
+				return sched[name]
+			}
+		}
+		return nil
+	}
+	return srv
+}

@@ -1,0 +1,92 @@
+package probe
+
+import (
+	"math"
+	"time"
+)
+
+// Outcome is the terminal state of one request. The states are mutually
+// exclusive; a cancel or a disconnect is never a success.
+type Outcome string
+
+// The outcomes.
+const (
+	Success         Outcome = "success"
+	ClientCancelled Outcome = "client_cancelled"
+	UpstreamError   Outcome = "upstream_error"
+	Timeout         Outcome = "timeout"
+	ProtocolError   Outcome = "protocol_error"
+)
+
+// Tokens are the token counts a provider reported.
+type Tokens struct {
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+}
+
+// Gaps summarises the intervals between consecutive content chunks.
+type Gaps struct {
+	Count  int       `json:"count"`
+	P50Ms  *float64  `json:"p50_ms,omitempty"`
+	P95Ms  *float64  `json:"p95_ms,omitempty"`
+	MaxMs  *float64  `json:"max_ms,omitempty"`
+	Last5  []float64 `json:"last5_ms,omitempty"`
+	Values []float64 `json:"-"`
+}
+
+// Record is the result of one request. Its JSON field names are a public
+// interface. Times are milliseconds from the client's request start, with
+// microsecond precision; a milestone that did not happen is omitted, never
+// zero. No prompt, response text or secret is ever part of it.
+type Record struct {
+	RequestID        string   `json:"request_id"`
+	Target           string   `json:"target"`
+	Sample           string   `json:"sample"`
+	SampleVersion    string   `json:"sample_version"`
+	Dialect          string   `json:"dialect"`
+	Drill            string   `json:"drill"`
+	Outcome          Outcome  `json:"outcome"`
+	Error            string   `json:"error,omitempty"`
+	HTTPStatus       int      `json:"http_status,omitempty"`
+	HeadersMs        *float64 `json:"headers_ms,omitempty"`
+	FirstEventMs     *float64 `json:"first_event_ms,omitempty"`
+	FirstEffectiveMs *float64 `json:"first_effective_ms,omitempty"`
+	TFCMs            *float64 `json:"tfc_ms,omitempty"`
+	EndMs            *float64 `json:"end_ms,omitempty"`
+	Chunks           int      `json:"chunks"`
+	Events           int      `json:"events"`
+	Comments         int      `json:"comments"`
+	Truncated        int      `json:"truncated"`
+	Bytes            int64    `json:"bytes"`
+	Gaps             Gaps     `json:"gaps"`
+	TailMs           *float64 `json:"tail_ms,omitempty"`
+	CloseMs          *float64 `json:"close_ms,omitempty"`
+	Stalls           int      `json:"stalls_over_250ms"`
+	LastEventID      string   `json:"last_event_id,omitempty"`
+	Tokens           *Tokens  `json:"tokens,omitempty"`
+	VisibleTPS       *float64 `json:"visible_output_tps,omitempty"`
+	DurationMs       float64  `json:"duration_ms"`
+	StartedAt        string   `json:"started_at"`
+}
+
+// ms converts a duration to milliseconds rounded to the microsecond.
+func ms(d time.Duration) float64 {
+	return math.Round(float64(d)/1e3) / 1e3
+}
+
+// since returns t - start in ms, or nil when t is zero (absent).
+func since(start, t time.Time) *float64 {
+	if t.IsZero() {
+		return nil
+	}
+	return ptr(ms(t.Sub(start)))
+}
+
+// round3 rounds a millisecond value to the microsecond, so derived values
+// (gaps, tail) carry no float noise.
+func round3(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return ptr(math.Round(*p*1e3) / 1e3)
+}

@@ -1,0 +1,282 @@
+// Package resumeclient is the HTTP and Server-Sent Events transport of
+// streamprobe. It builds the request, parses the stream by the WHATWG rules,
+// keeps the last event id, sends Last-Event-ID on reconnect, drops
+// connections on purpose, and timestamps every event on the monotonic clock
+// the moment its bytes arrive, before any decoding. It knows nothing about
+// LLMs, metrics or budgets.
+package resumeclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// Request describes one streaming request. Body is resent as is on every
+// reconnect.
+type Request struct {
+	Method string // GET when empty
+	URL    string
+	Header http.Header
+	Body   []byte
+	// LastEventID, when not empty, is sent as the Last-Event-ID header and
+	// seeds the parser's last event ID.
+	LastEventID string
+}
+
+// Client opens streams. The zero value uses http.DefaultClient's transport
+// with no overall timeout (the caller's context is the deadline).
+type Client struct {
+	// HTTP is the client used for requests; nil means a plain client.
+	HTTP *http.Client
+	// MaxEventSize bounds one event; 0 means DefaultMaxEventSize.
+	MaxEventSize int
+	// Now is the clock; nil means time.Now. Its readings must carry the
+	// monotonic clock.
+	Now func() time.Time
+	// ReadBuffer is the size of the read buffer; 0 means 32 KiB.
+	ReadBuffer int
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Stream is one open event stream: one HTTP response being read.
+type Stream struct {
+	// Start is when the request was started on the client.
+	Start time.Time
+	// HeadersAt is when the response headers arrived.
+	HeadersAt time.Time
+	// Status is the HTTP status code of the response.
+	Status int
+	// Header is the response header.
+	Header http.Header
+
+	c        *Client
+	body     io.ReadCloser
+	cancel   context.CancelFunc
+	parser   Parser
+	buf      []byte
+	bytes    int64
+	dropAt   int64 // cut the connection after this many body bytes; 0 = never
+	err      error
+	closed   atomic.Bool
+	once     sync.Once
+	truncate bool
+}
+
+// Open starts the request and waits for the response headers. A status
+// other than 200 or a content type other than text/event-stream is an error
+// (wrapping ErrHTTPStatus or ErrNotEventStream) that still returns the
+// Stream, closed, so the caller can read Status and HeadersAt.
+func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var body io.Reader
+	if r.Body != nil {
+		body = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.URL, body)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("resumeclient: building request: %w", err)
+	}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Cache-Control", "no-cache")
+	if r.LastEventID != "" {
+		req.Header.Set("Last-Event-ID", r.LastEventID)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	s := &Stream{c: c, cancel: cancel}
+	s.parser.MaxEventSize = c.MaxEventSize
+	if r.LastEventID != "" {
+		s.parser.SetLastEventID(r.LastEventID)
+	}
+	s.Start = c.now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		cancel()
+		s.closed.Store(true)
+		s.err = fmt.Errorf("resumeclient: %s %s: %w", method, redactURL(r.URL), unwrapURLError(err))
+		return s, s.err
+	}
+	s.HeadersAt = c.now()
+	s.Status = resp.StatusCode
+	s.Header = resp.Header
+	s.body = resp.Body
+	if resp.StatusCode != http.StatusOK {
+		snippet := s.snippet()
+		s.Close()
+		s.err = fmt.Errorf("%w %d %s%s", ErrHTTPStatus, resp.StatusCode, http.StatusText(resp.StatusCode), snippet)
+		return s, s.err
+	}
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "text/event-stream" {
+		snippet := s.snippet()
+		s.Close()
+		s.err = fmt.Errorf("%w: status %d, Content-Type %q%s", ErrNotEventStream, resp.StatusCode, ct, snippet)
+		return s, s.err
+	}
+	size := c.ReadBuffer
+	if size <= 0 {
+		size = 32 << 10
+	}
+	s.buf = make([]byte, size)
+	return s, nil
+}
+
+// snippet reads the first bytes of an error body, for the message only.
+func (s *Stream) snippet() string {
+	b := make([]byte, 128)
+	n, _ := io.ReadFull(s.body, b)
+	b = bytes.TrimSpace(b[:n])
+	if len(b) == 0 {
+		return ""
+	}
+	str := strings.ToValidUTF8(string(b), "\uFFFD")
+	str = strings.Map(func(r rune) rune {
+		if r < ' ' || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, str)
+	return fmt.Sprintf(", body starts %q", str)
+}
+
+// DropAtByte makes the stream cut its own connection once n bytes of the
+// body have been read, even in the middle of an event, as a network drop
+// would. n <= 0 disables it.
+func (s *Stream) DropAtByte(n int64) { s.dropAt = n }
+
+// Next returns the next event or comment. At a clean end of the body it
+// returns io.EOF; a broken connection gives an error wrapping ErrReset, a
+// drop ErrDropped, and the context's error when it was cancelled. The Event
+// is valid until the next call.
+func (s *Stream) Next() (*Event, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	for {
+		if s.closed.Load() {
+			return nil, s.finish(ErrDropped)
+		}
+		ev, err := s.parser.Next()
+		if err != nil {
+			return nil, s.finish(err)
+		}
+		if ev != nil {
+			return ev, nil
+		}
+		buf := s.buf
+		if s.dropAt > 0 {
+			left := s.dropAt - s.bytes
+			if left <= 0 {
+				s.Close()
+				return nil, s.finish(fmt.Errorf("%w at byte %d", ErrDropped, s.bytes))
+			}
+			if int64(len(buf)) > left {
+				buf = buf[:left]
+			}
+		}
+		n, err := s.body.Read(buf)
+		at := s.c.now()
+		if n > 0 {
+			s.bytes += int64(n)
+			s.parser.Push(buf[:n], at)
+			continue
+		}
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, s.finish(io.EOF)
+		}
+		return nil, s.finish(s.classify(err))
+	}
+}
+
+func (s *Stream) classify(err error) error {
+	if s.closed.Load() {
+		return ErrDropped
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrReset, err)
+}
+
+func (s *Stream) finish(err error) error {
+	s.truncate = s.parser.Pending()
+	s.err = err
+	s.Close()
+	return err
+}
+
+// Truncated reports whether the stream ended with an event started but not
+// dispatched. Such an event is never returned and its id is never taken.
+func (s *Stream) Truncated() bool { return s.truncate }
+
+// Bytes is the number of body bytes read so far.
+func (s *Stream) Bytes() int64 { return s.bytes }
+
+// LastEventID is the last event ID string: as of the last dispatched event.
+func (s *Stream) LastEventID() string { return s.parser.LastEventID() }
+
+// Retry is the reconnection time the server asked for, if it did.
+func (s *Stream) Retry() (time.Duration, bool) { return s.parser.Retry() }
+
+// Close drops the connection at once. It is safe to call more than once and
+// from another goroutine than the reader.
+func (s *Stream) Close() error {
+	s.once.Do(func() {
+		s.closed.Store(true)
+		s.cancel()
+		if s.body != nil {
+			s.body.Close()
+		}
+	})
+	return nil
+}
+
+// redactURL keeps scheme, host and path: a query string may carry a key.
+func redactURL(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+// unwrapURLError drops net/http's *url.Error wrapper, whose message repeats
+// the full URL (query included); the cause stays reachable with errors.Is.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

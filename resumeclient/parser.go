@@ -1,0 +1,283 @@
+package resumeclient
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// DefaultMaxEventSize bounds the memory one event may take (data buffer plus
+// the line being read) when Parser.MaxEventSize is zero.
+const DefaultMaxEventSize = 16 << 20
+
+// Kind tells a dispatched event from a comment.
+type Kind uint8
+
+const (
+	// KindEvent is an event dispatched by a blank line with a non-empty
+	// data buffer.
+	KindEvent Kind = iota + 1
+	// KindComment is a comment line (":..."). It carries no data for the
+	// caller; it is reported only as a sign that the stream is alive.
+	KindComment
+)
+
+// Event is one dispatched event or one comment line. Its byte slices are
+// owned by the parser and valid only until the next call that parses more
+// input; copy what must outlive that.
+type Event struct {
+	Kind Kind
+	// Type is the event type; empty means "message".
+	Type []byte
+	// Data is the data buffer with the trailing LF removed.
+	Data []byte
+	// ID is the last event ID after this event was dispatched (the field
+	// persists across events, as the WHATWG rules say).
+	ID []byte
+	// HasID reports whether this very event carried an id field.
+	HasID bool
+	// FirstByte is when the first byte of the event's first line arrived.
+	FirstByte time.Time
+	// Dispatched is when the blank line that ended it arrived. Both are
+	// taken by the reader before any decoding.
+	Dispatched time.Time
+	// Size is the number of bytes of the wire form of the event.
+	Size int
+	// Conn is the index of the connection (0 for the first) it came on;
+	// set by Session.
+	Conn int
+}
+
+// Parser is an incremental WHATWG "server-sent events" parser. Feed it bytes
+// in any split; it returns events one at a time. The zero value is ready to
+// use. It is not safe for concurrent use.
+type Parser struct {
+	// MaxEventSize bounds one event; 0 means DefaultMaxEventSize.
+	MaxEventSize int
+
+	started  bool // the BOM check has been done
+	sawCR    bool // the previous line ended with CR: a following LF is part of it
+	line     []byte
+	lineAt   time.Time // arrival of the first byte of the current line
+	inLine   bool
+	data     []byte
+	hasData  bool
+	evType   []byte
+	idBuf    []byte
+	lastID   []byte
+	gotID    bool
+	pending  bool // a field line has been seen since the last dispatch
+	evStart  time.Time
+	evBytes  int
+	retry    time.Duration
+	hasRetry bool
+
+	buf  []byte // unread input
+	at   time.Time
+	ev   Event
+	err  error
+	size int
+}
+
+// SetLastEventID seeds the last event ID buffer, as for a new connection
+// that resumes a stream.
+func (p *Parser) SetLastEventID(id string) {
+	p.idBuf = append(p.idBuf[:0], id...)
+	p.lastID = append(p.lastID[:0], id...)
+}
+
+// LastEventID is the last event ID string: the id buffer as of the most
+// recent dispatch. An id that came with an event cut off before its blank
+// line is not part of it.
+func (p *Parser) LastEventID() string { return string(p.lastID) }
+
+// Retry returns the reconnection time set by the last valid retry field.
+func (p *Parser) Retry() (time.Duration, bool) { return p.retry, p.hasRetry }
+
+// Pending reports whether an event has started but not been dispatched:
+// had the stream ended now, that event would be truncated.
+func (p *Parser) Pending() bool { return p.pending || (p.inLine && len(p.line) > 0) }
+
+// Push hands the parser the bytes of one read, which arrived at the time at.
+// The parser keeps a reference to b until Next has consumed it.
+func (p *Parser) Push(b []byte, at time.Time) {
+	p.buf = b
+	p.at = at
+}
+
+// Next parses the pushed bytes up to the next event or comment. It returns
+// nil when the pushed bytes are used up, or an error (wrapping
+// ErrEventTooLarge) when an event outgrew the limit.
+func (p *Parser) Next() (*Event, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	if !p.started && len(p.buf) > 0 {
+		// Strip one leading U+FEFF, which may itself arrive split.
+		bom := []byte{0xEF, 0xBB, 0xBF}
+		n := len(p.line)
+		need := bom[n:]
+		k := min(len(need), len(p.buf))
+		if bytes.Equal(p.buf[:k], need[:k]) {
+			if k == len(need) {
+				p.line = p.line[:0]
+				p.buf = p.buf[k:]
+				p.started = true
+			} else {
+				p.line = append(p.line, p.buf[:k]...)
+				p.buf = p.buf[k:]
+				return nil, nil
+			}
+		} else {
+			p.started = true
+			if n > 0 {
+				// A partial BOM turned out to be data: keep it as line bytes.
+				p.inLine, p.lineAt = true, p.at
+			}
+		}
+	}
+	limit := p.MaxEventSize
+	if limit <= 0 {
+		limit = DefaultMaxEventSize
+	}
+	for len(p.buf) > 0 {
+		if p.sawCR {
+			p.sawCR = false
+			if p.buf[0] == '\n' {
+				p.buf = p.buf[1:]
+				p.evBytes++
+				continue
+			}
+		}
+		i := bytes.IndexAny(p.buf, "\r\n")
+		if !p.inLine {
+			p.inLine, p.lineAt = true, p.at
+		}
+		if i < 0 {
+			p.line = append(p.line, p.buf...)
+			p.evBytes += len(p.buf)
+			p.buf = nil
+			if len(p.line)+len(p.data) > limit {
+				return nil, p.fail(limit)
+			}
+			return nil, nil
+		}
+		p.line = append(p.line, p.buf[:i]...)
+		p.sawCR = p.buf[i] == '\r'
+		p.buf = p.buf[i+1:]
+		p.evBytes += i + 1
+		if len(p.line)+len(p.data) > limit {
+			return nil, p.fail(limit)
+		}
+		lineAt := p.lineAt
+		p.inLine = false
+		if ev := p.processLine(lineAt); ev != nil {
+			p.line = p.line[:0]
+			return ev, nil
+		}
+		p.line = p.line[:0]
+	}
+	return nil, nil
+}
+
+func (p *Parser) fail(limit int) error {
+	p.err = fmt.Errorf("%w: more than %d bytes without a dispatch", ErrEventTooLarge, limit)
+	p.buf = nil
+	return p.err
+}
+
+// processLine interprets one complete line and returns an event to hand to
+// the caller, if the line produced one.
+func (p *Parser) processLine(at time.Time) *Event {
+	line := p.line
+	if len(line) == 0 {
+		return p.dispatch()
+	}
+	if line[0] == ':' {
+		p.ev = Event{Kind: KindComment, FirstByte: at, Dispatched: p.at, Size: len(line) + 1}
+		if !p.pending {
+			p.evBytes = 0
+		}
+		return &p.ev
+	}
+	if !p.pending {
+		p.pending = true
+		p.evStart = at
+	}
+	field, value := line, line[:0]
+	if c := bytes.IndexByte(line, ':'); c >= 0 {
+		field, value = line[:c], line[c+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(field) {
+	case "event":
+		p.evType = append(p.evType[:0], value...)
+	case "data":
+		p.data = append(p.data, value...)
+		p.data = append(p.data, '\n')
+		p.hasData = true
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			p.idBuf = append(p.idBuf[:0], value...)
+			p.gotID = true
+		}
+	case "retry":
+		if n, ok := digits(value); ok {
+			p.retry, p.hasRetry = time.Duration(n)*time.Millisecond, true
+		}
+	}
+	return nil
+}
+
+func digits(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 12 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// dispatch applies the WHATWG dispatch steps for a blank line.
+func (p *Parser) dispatch() *Event {
+	size := p.evBytes
+	p.evBytes = 0
+	if !p.pending {
+		return nil
+	}
+	p.pending = false
+	p.lastID = append(p.lastID[:0], p.idBuf...)
+	gotID := p.gotID
+	p.gotID = false
+	if !p.hasData {
+		p.evType = p.evType[:0]
+		return nil
+	}
+	data := p.data
+	if n := len(data); n > 0 && data[n-1] == '\n' {
+		data = data[:n-1]
+	}
+	p.ev = Event{
+		Kind:       KindEvent,
+		Type:       p.evType,
+		Data:       data,
+		ID:         p.lastID,
+		HasID:      gotID,
+		FirstByte:  p.evStart,
+		Dispatched: p.at,
+		Size:       size,
+	}
+	// The slices handed out stay valid until the next Next: reuse starts
+	// by truncation, and append only overwrites once the caller returns.
+	p.data = p.data[:0]
+	p.hasData = false
+	p.evType = p.evType[:0]
+	return &p.ev
+}

@@ -1,0 +1,368 @@
+// Package ssetest provides a resumable Server-Sent Events server for tests
+// and demos, in the manner of net/http/httptest. It streams a fixed schedule
+// of events at exact offsets, logs when each one was really written, honours
+// Last-Event-ID from a bounded retention window, and can play the wire format
+// of an OpenAI-compatible chat completions stream.
+package ssetest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Step is one scheduled write.
+type Step struct {
+	// At is the offset from the start of the first connection's response
+	// at which the step is written.
+	At time.Duration
+	// ID, Event and Data are the fields of an event. Data may hold LFs: it
+	// becomes one data line per line. An empty ID writes no id line.
+	ID    string
+	Event string
+	Data  string
+	// Comment, when Data is empty, makes the step a comment line (a
+	// heartbeat) instead of an event.
+	Comment string
+	// Raw, when set, is written verbatim instead of an encoded event.
+	Raw string
+	// Splits cuts the wire form at these byte offsets into separate writes,
+	// each flushed, SplitDelay apart.
+	Splits []int
+}
+
+// Sent logs one step as it really went out.
+type Sent struct {
+	Index int    // index in the schedule
+	ID    string // the step's id
+	First time.Time
+	Done  time.Time // after the flush of the last byte
+}
+
+// Conn logs one connection the server accepted.
+type Conn struct {
+	Start       time.Time
+	LastEventID string // the Last-Event-ID header it carried
+	Method      string
+	Path        string
+	Body        []byte
+	Sent        []Sent
+	Closed      time.Time // when the server saw the client go away, or ended
+	ClientGone  bool      // the client closed before the server was done
+}
+
+// Server is a scheduled SSE server on loopback. Set the fields, then call
+// Start; change nothing after that.
+type Server struct {
+	*httptest.Server
+
+	// Schedule is the stream to play.
+	Schedule []Step
+	// ScheduleFor, when set, picks the schedule per request (it sees the
+	// request body); nil or an empty result falls back to Schedule.
+	ScheduleFor func(r *http.Request, body []byte) []Step
+	// LineEnd is the line terminator: "\n" (default), "\r\n" or "\r".
+	LineEnd string
+	// SplitDelay is the pause between the pieces of a split step.
+	SplitDelay time.Duration
+	// Retention is how many past events are kept for resume; 0 keeps all.
+	// A Last-Event-ID that is not among them is answered by Stale.
+	Retention int
+	// ResumeDelay is the wait before the first event of a resumed stream.
+	ResumeDelay time.Duration
+	// Status and ContentType override the answer (fault injection).
+	Status      int
+	ContentType string
+	// Hold keeps the connection open after the last step, sending nothing.
+	Hold bool
+	// ResetAfter, when > 0, breaks the connection (no clean end of the
+	// body) right after that many steps have been written.
+	ResetAfter int
+
+	mu    sync.Mutex
+	conns []*Conn
+	start time.Time
+	wg    sync.WaitGroup
+	quit  chan struct{}
+}
+
+// NewServer returns a started server that plays schedule.
+func NewServer(schedule []Step) *Server {
+	s := &Server{Schedule: schedule}
+	s.Start()
+	return s
+}
+
+// NewUnstarted returns a server that is set up but not started.
+func NewUnstarted(schedule []Step) *Server {
+	return &Server{Schedule: schedule}
+}
+
+// Start starts listening on loopback.
+func (s *Server) Start() {
+	s.quit = make(chan struct{})
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+}
+
+// Close shuts the server down, waiting for handlers to end.
+func (s *Server) Close() {
+	close(s.quit)
+	s.Server.CloseClientConnections()
+	s.Server.Close()
+	s.wg.Wait()
+}
+
+// Conns returns a copy of the connection logs so far.
+func (s *Server) Conns() []Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Conn, len(s.conns))
+	for i, c := range s.conns {
+		out[i] = *c
+		out[i].Sent = append([]Sent(nil), c.Sent...)
+	}
+	return out
+}
+
+// WaitClosed waits until connection i has been seen to close, or d passes.
+func (s *Server) WaitClosed(i int, d time.Duration) (Conn, bool) {
+	deadline := time.Now().Add(d)
+	for {
+		cs := s.Conns()
+		if i < len(cs) && !cs[i].Closed.IsZero() {
+			return cs[i], true
+		}
+		if time.Now().After(deadline) {
+			var c Conn
+			if i < len(cs) {
+				c = cs[i]
+			}
+			return c, false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.wg.Add(1)
+	defer s.wg.Done()
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	c := &Conn{Start: time.Now(), LastEventID: r.Header.Get("Last-Event-ID"), Method: r.Method, Path: r.URL.Path, Body: body}
+	s.mu.Lock()
+	s.conns = append(s.conns, c)
+	s.mu.Unlock()
+	gone := false
+	defer func() {
+		s.mu.Lock()
+		c.Closed = time.Now()
+		c.ClientGone = gone
+		s.mu.Unlock()
+	}()
+
+	steps := s.Schedule
+	if s.ScheduleFor != nil {
+		if alt := s.ScheduleFor(r, body); len(alt) > 0 {
+			steps = alt
+		}
+	}
+	if s.Status != 0 && s.Status != http.StatusOK {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(s.Status)
+		io.WriteString(w, `{"error":{"message":"ssetest: injected status"}}`)
+		return
+	}
+	ct := s.ContentType
+	if ct == "" {
+		ct = "text/event-stream; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+
+	first, delay := 0, time.Duration(0)
+	if c.LastEventID != "" {
+		idx := s.find(steps, c.LastEventID)
+		if idx < 0 {
+			// Not retained: answer with an error event, a defined answer.
+			io.WriteString(w, s.encode(Step{Event: "error", Data: "ssetest: Last-Event-ID not retained"}))
+			rc.Flush()
+			return
+		}
+		first, delay = idx+1, s.ResumeDelay
+	}
+	ctx := r.Context()
+	t0 := c.Start
+	var base time.Duration // a resumed stream starts at its first step
+	if first > 0 && first < len(steps) {
+		base = steps[first].At
+	}
+	written := 0
+	for i := first; i < len(steps); i++ {
+		st := steps[i]
+		due := t0.Add(delay + st.At - base)
+		if !sleepUntil(ctx, s.quit, due) {
+			gone = ctx.Err() != nil
+			return
+		}
+		wire := s.encode(st)
+		sent := Sent{Index: i, ID: st.ID}
+		if err := s.write(ctx, w, rc, wire, st.Splits, &sent); err != nil {
+			gone = true
+			return
+		}
+		s.mu.Lock()
+		c.Sent = append(c.Sent, sent)
+		s.mu.Unlock()
+		written++
+		if s.ResetAfter > 0 && written == s.ResetAfter {
+			panic(http.ErrAbortHandler)
+		}
+	}
+	if s.Hold {
+		select {
+		case <-ctx.Done():
+			gone = true
+		case <-s.quit:
+		}
+	}
+}
+
+func (s *Server) write(ctx context.Context, w io.Writer, rc *http.ResponseController, wire string, splits []int, sent *Sent) error {
+	prev := 0
+	cuts := append(append([]int(nil), splits...), len(wire))
+	for k, cut := range cuts {
+		cut = min(max(cut, prev), len(wire))
+		if cut == prev && k < len(cuts)-1 {
+			continue
+		}
+		if k > 0 && s.SplitDelay > 0 {
+			if !sleepUntil(ctx, s.quit, time.Now().Add(s.SplitDelay)) {
+				return ctx.Err()
+			}
+		}
+		if _, err := io.WriteString(w, wire[prev:cut]); err != nil {
+			return err
+		}
+		if err := rc.Flush(); err != nil {
+			return err
+		}
+		if sent.First.IsZero() {
+			sent.First = time.Now()
+		}
+		prev = cut
+	}
+	sent.Done = time.Now()
+	return nil
+}
+
+// find returns the index of the step whose id is id, within the retention
+// window, or -1.
+func (s *Server) find(steps []Step, id string) int {
+	var ids []int
+	for i, st := range steps {
+		if st.ID != "" {
+			ids = append(ids, i)
+		}
+	}
+	if s.Retention > 0 && len(ids) > s.Retention {
+		// Only the newest Retention events can be resumed from; the
+		// window moves with the stream, so an early id is evicted.
+		ids = ids[len(ids)-s.Retention:]
+	}
+	for _, i := range ids {
+		if steps[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Server) encode(st Step) string {
+	if st.Raw != "" {
+		return st.Raw
+	}
+	nl := s.LineEnd
+	if nl == "" {
+		nl = "\n"
+	}
+	var b strings.Builder
+	if st.Data == "" && st.Comment != "" {
+		b.WriteString(":" + st.Comment + nl)
+		return b.String()
+	}
+	if st.ID != "" {
+		b.WriteString("id: " + st.ID + nl)
+	}
+	if st.Event != "" {
+		b.WriteString("event: " + st.Event + nl)
+	}
+	for _, line := range strings.Split(st.Data, "\n") {
+		b.WriteString("data: " + line + nl)
+	}
+	b.WriteString(nl)
+	return b.String()
+}
+
+func sleepUntil(ctx context.Context, quit <-chan struct{}, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-quit:
+		return false
+	}
+}
+
+// Events builds a generic schedule: one event per offset, with integer ids
+// from 1 and data "chunk N", ending with an event whose data is [DONE] at
+// end (skipped when end is negative).
+func Events(at []time.Duration, end time.Duration) []Step {
+	steps := make([]Step, 0, len(at)+1)
+	for i, t := range at {
+		steps = append(steps, Step{At: t, ID: strconv.Itoa(i + 1), Data: "chunk " + strconv.Itoa(i+1)})
+	}
+	if end >= 0 {
+		steps = append(steps, Step{At: end, ID: strconv.Itoa(len(at) + 1), Data: "[DONE]"})
+	}
+	return steps
+}
+
+// Ms turns milliseconds into offsets, for compact schedules in tests.
+func Ms(ms ...float64) []time.Duration {
+	out := make([]time.Duration, len(ms))
+	for i, m := range ms {
+		out[i] = time.Duration(m * float64(time.Millisecond))
+	}
+	return out
+}
+
+// SentAt returns the Done times of the steps connection c wrote whose
+// schedule index satisfies keep.
+func (c Conn) SentAt(keep func(i int) bool) []time.Time {
+	var out []time.Time
+	for _, s := range c.Sent {
+		if keep == nil || keep(s.Index) {
+			out = append(out, s.Done)
+		}
+	}
+	return out
+}
+
+// bodyHas reports whether the request body contains sub; used by
+// ScheduleFor functions that route by prompt.
+func BodyHas(body []byte, sub string) bool { return bytes.Contains(body, []byte(sub)) }
