@@ -19,7 +19,7 @@ func DemoSchedules() map[string][]ssetest.Step {
 	for i, at := range ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
 		short.Text(at, "w"+strconv.Itoa(i))
 	}
-	short.Finish(1045 * time.Millisecond).Usage(1046*time.Millisecond, 14, 10).Done(1051 * time.Millisecond)
+	short.Finish(1045*time.Millisecond).Usage(1046*time.Millisecond, 14, 10).Done(1051 * time.Millisecond)
 
 	long := &ssetest.Chat{Model: "ssetest"}
 	long.Heartbeat(200 * time.Millisecond).Role(580 * time.Millisecond)

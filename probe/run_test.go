@@ -121,7 +121,7 @@ func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
 	c.Heartbeat(50*time.Millisecond).Role(100*time.Millisecond).Heartbeat(150*time.Millisecond).
 		Reasoning(200*time.Millisecond, "thinking").ToolArgs(220*time.Millisecond, `{"q":1}`).
 		Text(300*time.Millisecond, "Hel").Text(340*time.Millisecond, "lo").Text(380*time.Millisecond, "!").
-		Finish(390*time.Millisecond).Usage(395*time.Millisecond, 12, 3).Done(600*time.Millisecond)
+		Finish(390*time.Millisecond).Usage(395*time.Millisecond, 12, 3).Done(600 * time.Millisecond)
 	srv := serve(t, ssetest.NewUnstarted(c.Steps(false)))
 	res := runProbe(t, Target{Name: "chat", URL: srv.URL, Dialect: "openai-chat", Model: "m"}, "short", 5*time.Second)
 	rec, tl := res.Record, res.Timeline
