@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+// TestMain fails the package when a goroutine outlives the tests. once uses
+// the default transport, as the binary does: its idle connections are
+// closed first, and nothing else may remain.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	if err := goleak.Find(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Setenv("STREAMPROBE_TEST_EMPTY", "")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "Usage:"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"missing url", []string{"once"}, "-url is required"},
+		{"relative url", []string{"once", "-url", "localhost:8080"}, "want an absolute http or https URL"},
+		{"bad dialect", []string{"once", "-url", "http://x", "-dialect", "grpc"}, `unknown dialect "grpc" (known: openai-chat, sse)`},
+		{"bad sample", []string{"once", "-url", "http://x", "-sample", "huge"}, `unknown sample "huge" (known: short, long, cancel)`},
+		{"secret header on the command line", []string{"once", "-url", "http://x", "-header", "Authorization: Bearer abc"}, "secrets may not be given on the command line"},
+		{"bad header", []string{"once", "-url", "http://x", "-header", "novalue"}, `-header "novalue": want 'Name: value'`},
+		{"unset key env", []string{"once", "-url", "http://x", "-bearer-env", "STREAMPROBE_TEST_EMPTY"}, "environment variable STREAMPROBE_TEST_EMPTY is not set"},
+		{"missing body file", []string{"once", "-url", "http://x", "-body", "@/nonexistent/body.json"}, "-body: open /nonexistent/body.json"},
+		{"bad timeout", []string{"once", "-url", "http://x", "-timeout", "0s"}, "-timeout 0s: want a positive duration"},
+		{"stray argument", []string{"once", "-url", "http://x", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCmd(t, tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q lacks %q", stderr, tt.want)
+			}
+			if tt.args != nil && strings.Count(strings.TrimSpace(stderr), "\n") > 0 && !strings.Contains(stderr, "Usage") {
+				t.Errorf("error is not one line: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, _, stderr := runCmd(t, "once", "-h")
+	if code != exitOK || !strings.Contains(stderr, "-bearer-env") || !strings.Contains(stderr, "Exit 0 on success") {
+		t.Errorf("once -h: exit %d, %q", code, stderr)
+	}
+	code, stdout, _ := runCmd(t, "help")
+	if code != exitOK || !strings.Contains(stdout, "streamprobe once -url URL") {
+		t.Errorf("help: exit %d, %q", code, stdout)
+	}
+}
+
+func decodeRecords(t *testing.T, out string) []probe.Record {
+	t.Helper()
+	var recs []probe.Record
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var r probe.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("line %q is not a JSON record: %v", sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+func TestOnceExitCodesAndSecrets(t *testing.T) {
+	const key = "sk-streamprobe-test-0123456789abcdefghij"
+	t.Setenv("STREAMPROBE_TEST_KEY", key)
+	ok := ssetest.NewServer(ssetest.Events(ssetest.Ms(20, 40, 60), 80*time.Millisecond))
+	defer ok.Close()
+	failing := ssetest.NewUnstarted(nil)
+	failing.Status = 401
+	failing.Start()
+	defer failing.Close()
+
+	code, stdout, stderr := runCmd(t, "once", "-url", ok.URL+"/stream", "-json", "-bearer-env", "STREAMPROBE_TEST_KEY", "-name", "local")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	recs := decodeRecords(t, stdout)
+	if len(recs) != 1 || recs[0].Outcome != probe.Success || recs[0].Chunks != 3 || recs[0].Target != "local" {
+		t.Fatalf("records %+v", recs)
+	}
+	if got := ok.Conns()[0]; got.Method != "GET" || got.Path != "/stream" {
+		t.Errorf("request %s %s", got.Method, got.Path)
+	}
+
+	code, stdout, stderr = runCmd(t, "once", "-url", failing.URL, "-bearer-env", "STREAMPROBE_TEST_KEY")
+	if code != exitFail || !strings.Contains(stdout, "upstream_error") || !strings.Contains(stdout, "401") {
+		t.Errorf("401: exit %d, %q", code, stdout)
+	}
+	for _, s := range []string{stdout, stderr} {
+		if strings.Contains(s, key) || strings.Contains(s, "sk-streamprobe") {
+			t.Errorf("output leaks the API key: %q", s)
+		}
+	}
+}
+
+func TestOnceCancelSampleExitsZero(t *testing.T) {
+	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(10, 20, 30, 40, 50, 60), 500*time.Millisecond))
+	defer srv.Close()
+	code, stdout, _ := runCmd(t, "once", "-url", srv.URL, "-sample", "cancel", "-cancel-after", "2")
+	if code != exitOK || !strings.Contains(stdout, "client_cancelled") || !strings.Contains(stdout, "after 2 content chunks") {
+		t.Errorf("exit %d: %s", code, stdout)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "demo", "-json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := decodeRecords(t, stdout)
+	if len(recs) != 3 {
+		t.Fatalf("%d records", len(recs))
+	}
+	want := []probe.Outcome{probe.Success, probe.Success, probe.ClientCancelled}
+	for i, r := range recs {
+		if r.Sample != probe.SampleNames[i] || r.Outcome != want[i] {
+			t.Errorf("record %d: sample %s outcome %s", i, r.Sample, r.Outcome)
+		}
+	}
+	short := recs[0]
+	f := func(name string, got *float64, want float64) {
+		t.Helper()
+		if got == nil || math.Abs(*got-want) > 5 {
+			t.Errorf("short %s = %v, scheduled %v", name, got, want)
+		}
+	}
+	f("tfc_ms", short.TFCMs, 412)
+	f("gaps.p50_ms", short.Gaps.P50Ms, 46)
+	f("gaps.p95_ms", short.Gaps.P95Ms, 259)
+	f("tail_ms", short.TailMs, 632)
+	f("close_ms", short.CloseMs, 7)
+	if short.Stalls != 1 {
+		t.Errorf("short stalls = %d", short.Stalls)
+	}
+	// The prompts never appear in what the probe prints.
+	if strings.Contains(stdout, "capital of France") || strings.Contains(stdout, "TCP connection") {
+		t.Error("a prompt leaked into the records")
+	}
+}
+
+func TestSignalCancelsRun(t *testing.T) {
+	srv := ssetest.NewUnstarted(nil)
+	srv.Hold = true
+	srv.Start()
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	var out, errb bytes.Buffer
+	code := cmdOnce(ctx, []string{"-url", srv.URL, "-json"}, &out, &errb)
+	if code != exitFail || !strings.Contains(out.String(), `"outcome":"client_cancelled"`) {
+		t.Errorf("exit %d: %s", code, out.String())
+	}
+}
