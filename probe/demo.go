@@ -52,3 +52,35 @@ func NewDemoServer() *ssetest.Server {
 	}
 	return srv
 }
+
+// DemoDrill is one resume drill against the reference target with a
+// server behaviour switched on, as `streamprobe demo -drills` plays them.
+type DemoDrill struct {
+	Server string // what the server does
+	Drill  Drill
+	Setup  func(*ssetest.Server)
+}
+
+// DemoDrillSchedule is the generic stream the drills run on: 12 events 40 ms
+// apart from 100 ms, ids 1 to 12, then [DONE] with id 13.
+func DemoDrillSchedule() []ssetest.Step {
+	at := make([]time.Duration, 12)
+	for i := range at {
+		at[i] = time.Duration(100+40*i) * time.Millisecond
+	}
+	return ssetest.Events(at, 600*time.Millisecond)
+}
+
+// DemoDrills lists the drills of the demo: each verdict once.
+func DemoDrills() []DemoDrill {
+	return []DemoDrill{
+		{Server: "correct", Drill: Drill{Name: DrillDrop}},
+		{Server: "correct", Drill: Drill{Name: DrillDuplicate}},
+		{Server: "answers a stale id with an error event", Drill: Drill{Name: DrillStale}},
+		{Server: "replays the sent id again (off-by-one)", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }},
+		{Server: "resumes at id+2", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Skip }},
+		{Server: "ignores Last-Event-ID", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Restart }},
+		{Server: "replays an id with different data", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Mismatch }},
+		{Server: "streams the live tail for a stale id", Drill: Drill{Name: DrillStale}, Setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleLive }},
+	}
+}

@@ -49,6 +49,8 @@ type Dialect interface {
 	Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 	// EOFIsEnd reports whether a clean end of the body is the end marker.
 	EOFIsEnd(t Target) bool
+	// Resumable reports whether the dialect resumes by Last-Event-ID.
+	Resumable() bool
 }
 
 // Dialects are the known dialects by name.
@@ -126,6 +128,8 @@ func (sseDialect) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 }
 
 func (sseDialect) EOFIsEnd(t Target) bool { return t.EndEvent == "" && t.EndData == "" }
+
+func (sseDialect) Resumable() bool { return true }
 
 // chatURL completes a base URL to the chat completions path.
 func chatURL(u string) string {

@@ -116,6 +116,9 @@ func (openAIChat) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
 
 func (openAIChat) EOFIsEnd(Target) bool { return false }
 
+// Resumable is false: chat completions streams cannot be resumed.
+func (openAIChat) Resumable() bool { return false }
+
 // boundMessage keeps a provider's error message short and on one line.
 func boundMessage(m string) string {
 	m = string(bytes.Join(bytes.Fields([]byte(m)), []byte(" ")))

@@ -66,7 +66,21 @@ type Record struct {
 	Tokens           *Tokens  `json:"tokens,omitempty"`
 	VisibleTPS       *float64 `json:"visible_output_tps,omitempty"`
 	DurationMs       float64  `json:"duration_ms"`
-	StartedAt        string   `json:"started_at"`
+
+	// Resume drill fields (see the README's "Resume drills").
+	Resumed             bool     `json:"resumed"`
+	LastEventIDSent     string   `json:"last_event_id_sent,omitempty"`
+	Reconnects          int      `json:"reconnects"`
+	ReconnectMs         *float64 `json:"reconnect_ms,omitempty"`
+	ResumeHandshakeMs   *float64 `json:"resume_handshake_ms,omitempty"`
+	Replayed            int      `json:"replayed"`
+	Duplicates          int      `json:"duplicates"`
+	Missed              int      `json:"missed"`
+	TailExclReconnectMs *float64 `json:"tail_excl_reconnect_ms,omitempty"`
+	Verdict             Verdict  `json:"resume_verdict,omitempty"`
+	StaleAnswer         string   `json:"stale_answer,omitempty"`
+	ResumeDetail        string   `json:"resume_detail,omitempty"`
+	StartedAt           string   `json:"started_at"`
 }
 
 // ms converts a duration to milliseconds rounded to the microsecond.

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -28,6 +29,10 @@ type Timeline struct {
 	Chunks         []time.Time
 	End            time.Time // the end marker
 	Closed         time.Time // the stream was over for the client
+	// Reconnects are the resumes, in order; Breaks[i] is the index in
+	// Chunks of the first chunk after Reconnects[i] (len(Chunks) if none).
+	Reconnects []Reconnect
+	Breaks     []int
 }
 
 // Millis returns the chunk times and the end marker in ms from the start.
@@ -50,8 +55,8 @@ type Options struct {
 	// RequestID identifies the run; generated when empty. It is sent to
 	// the target as X-Request-Id so a run can be traced on both ends.
 	RequestID string
-	// Drill names the drill in the record; empty means "none".
-	Drill string
+	// Drill is the resume drill to run; the zero value runs none.
+	Drill Drill
 }
 
 // Result is a Record and the timeline it was reduced from.
@@ -67,20 +72,18 @@ func NewRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Run sends one streaming request for o.Sample to t and measures it. The
-// caller owns the deadline: ctx's deadline is the probe's timeout, and a
-// cancellation of ctx is recorded as client_cancelled.
+// Run sends one streaming request for o.Sample to t and measures it,
+// running o.Drill's drops and resumes on the way. The caller owns the
+// deadline: ctx's deadline is the probe's timeout, and a cancellation of ctx
+// is recorded as client_cancelled.
 func Run(ctx context.Context, t Target, o Options) Result {
-	r := &run{t: t, o: o}
+	r := &run{t: t, o: o, drill: o.Drill.name()}
 	r.rec = Record{
 		RequestID: o.RequestID, Target: t.Name, Sample: o.Sample.Name, SampleVersion: o.Sample.Version,
-		Dialect: t.Dialect, Drill: o.Drill, StartedAt: time.Now().UTC().Format(time.RFC3339Nano),
+		Dialect: t.Dialect, Drill: r.drill, StartedAt: time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	if r.rec.RequestID == "" {
 		r.rec.RequestID = NewRequestID()
-	}
-	if r.rec.Drill == "" {
-		r.rec.Drill = "none"
 	}
 	r.do(ctx)
 	r.finish()
@@ -88,24 +91,33 @@ func Run(ctx context.Context, t Target, o Options) Result {
 }
 
 type run struct {
-	t   Target
-	o   Options
-	d   Dialect
-	rec Record
-	tl  Timeline
-	tok *Tokens
-}
+	t     Target
+	o     Options
+	d     Dialect
+	drill string
+	rec   Record
+	tl    Timeline
+	tok   *Tokens
+	c     *resumeclient.Client
+	req   resumeclient.Request
+	check *resumeCheck
 
-func (r *run) client() *resumeclient.Client {
-	if r.o.Client != nil {
-		return r.o.Client
-	}
-	return &resumeclient.Client{MaxEventSize: r.t.MaxEventSize}
+	conn      int // index of the current connection
+	connTexts int // text events on the current connection, re-deliveries included
+	staleConn bool
+	stale     string // the defined answer to a stale id, when one came
 }
 
 func (r *run) fail(o Outcome, format string, args ...any) {
 	r.rec.Outcome = o
 	r.rec.Error = fmt.Sprintf(format, args...)
+}
+
+func (r *run) now() time.Time {
+	if r.c.Now != nil {
+		return r.c.Now()
+	}
+	return time.Now()
 }
 
 func (r *run) do(ctx context.Context) {
@@ -115,91 +127,132 @@ func (r *run) do(ctx context.Context) {
 		return
 	}
 	r.d = d
-	req, err := d.Request(r.t, r.o.Sample)
+	if r.drill != DrillNone {
+		if !d.Resumable() {
+			r.rec.Verdict = VerdictNotSupported
+			r.rec.ResumeDetail = fmt.Sprintf("the %s dialect has no resume: the %s drill ran as a plain request", r.t.Dialect, r.drill)
+			r.drill = DrillNone
+		} else {
+			r.check = newResumeCheck(r.o.Drill.OpaqueIDs)
+		}
+	}
+	r.req, err = d.Request(r.t, r.o.Sample)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return
 	}
-	if req.Header == nil {
-		req.Header = http.Header{}
+	if r.req.Header == nil {
+		r.req.Header = http.Header{}
 	}
-	req.Header.Set("X-Request-Id", r.rec.RequestID)
-	c := r.client()
-	st, err := c.Open(ctx, req)
-	if st != nil {
-		r.tl.Start, r.tl.Headers = st.Start, st.HeadersAt
-		r.rec.HTTPStatus = st.Status
-		defer func() {
-			st.Close()
-			r.tl.Closed = now(c)
-			r.rec.Bytes = st.Bytes()
-			r.rec.LastEventID = st.LastEventID()
-			if st.Truncated() {
-				r.rec.Truncated++
-			}
-		}()
+	r.req.Header.Set("X-Request-Id", r.rec.RequestID)
+	r.c = r.o.Client
+	if r.c == nil {
+		r.c = &resumeclient.Client{MaxEventSize: r.t.MaxEventSize}
 	}
+	st, err := r.c.Open(ctx, r.req)
+	r.tl.Start, r.tl.Headers = st.Start, st.HeadersAt
+	r.rec.HTTPStatus = st.Status
 	if err != nil {
 		r.classify(ctx, err)
+		r.closed(st)
 		return
 	}
-	r.read(ctx, c, st)
+	for st != nil {
+		st = r.read(ctx, st)
+	}
 }
 
-func now(c *resumeclient.Client) time.Time {
-	if c.Now != nil {
-		return c.Now()
+// closed notes what a stream that is over leaves in the record.
+func (r *run) closed(st *resumeclient.Stream) {
+	st.Close()
+	r.tl.Closed = r.now()
+	r.rec.Bytes += st.Bytes()
+	if id := st.LastEventID(); id != "" || r.conn == 0 {
+		r.rec.LastEventID = id
 	}
-	return time.Now()
+	if st.Truncated() {
+		r.rec.Truncated++
+	}
 }
 
-// read consumes the stream until the end marker, an error or the cancel.
-func (r *run) read(ctx context.Context, c *resumeclient.Client, st *resumeclient.Stream) {
-	cancelAfter := r.o.CancelAfter
-	if cancelAfter <= 0 {
-		cancelAfter = DefaultCancelAfter
+// dropAfter is how many text events connection i reads before the drill
+// drops it; 0 means it is not dropped.
+func (r *run) dropAfter(i int) int {
+	n := orInt(r.o.Drill.DropAfter, DefaultDropAfter)
+	switch {
+	case r.drill == DrillDrop && i == 0 && r.o.Drill.DropAt == 0:
+		return n
+	case r.drill == DrillStale && i == 0 && r.o.Drill.DropAt == 0:
+		return n
+	case r.drill == DrillDuplicate && i <= 2 && (i > 0 || r.o.Drill.DropAt == 0):
+		return n
 	}
+	return 0
+}
+
+// read consumes one connection. It returns the next connection when the
+// drill (or a drop by the server) resumes, nil when the run is over.
+func (r *run) read(ctx context.Context, st *resumeclient.Stream) *resumeclient.Stream {
+	if r.conn == 0 && r.drill != DrillNone && r.o.Drill.DropAt > 0 {
+		tm := time.AfterFunc(r.o.Drill.DropAt-time.Since(r.tl.Start), func() { st.Close() })
+		defer tm.Stop()
+	}
+	cancelAfter := orInt(r.o.CancelAfter, DefaultCancelAfter)
+	dropAfter := r.dropAfter(r.conn)
+	first := r.conn > 0
 	for {
 		ev, err := st.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if r.d.EOFIsEnd(r.t) {
-					r.tl.End = now(c)
-					r.rec.Outcome = Success
-					return
-				}
-				r.fail(UpstreamError, "stream closed by the server before the end marker")
-				return
-			}
-			r.classify(ctx, err)
-			return
+			return r.ended(ctx, st, err)
 		}
 		if ev.Kind == resumeclient.KindComment {
 			r.rec.Comments++
 			continue
 		}
 		r.rec.Events++
+		if r.staleConn {
+			r.staleAnswer(st, ev)
+			r.closed(st)
+			return nil
+		}
 		if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
 			r.tl.FirstEvent = ev.Dispatched
+		}
+		again := false
+		if r.check != nil {
+			again = r.check.event(string(ev.ID), ev.HasID, ev.Type, ev.Data)
 		}
 		ch, err := r.d.Decode(r.t, ev)
 		if err != nil {
 			r.fail(ProtocolError, "%v", err)
-			return
+			r.closed(st)
+			return nil
 		}
 		if ch.Usage != nil {
 			r.tok = ch.Usage
 		}
 		switch ch.Kind {
 		case Text:
-			r.tl.Chunks = append(r.tl.Chunks, ev.Dispatched)
-			if r.tl.FirstEffective.IsZero() {
-				r.tl.FirstEffective = ev.Dispatched
+			r.connTexts++
+			if !again {
+				if first {
+					r.reconnect().FirstChunk = ev.Dispatched
+					first = false
+				}
+				r.tl.Chunks = append(r.tl.Chunks, ev.Dispatched)
+				if r.tl.FirstEffective.IsZero() {
+					r.tl.FirstEffective = ev.Dispatched
+				}
 			}
 			if r.o.Sample.Cancel && len(r.tl.Chunks) >= cancelAfter {
 				st.Close()
 				r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, len(r.tl.Chunks))
-				return
+				r.closed(st)
+				return nil
+			}
+			if dropAfter > 0 && r.connTexts >= dropAfter {
+				st.Close()
+				return r.ended(ctx, st, resumeclient.ErrDropped)
 			}
 		case Effective:
 			if r.tl.FirstEffective.IsZero() {
@@ -208,12 +261,170 @@ func (r *run) read(ctx context.Context, c *resumeclient.Client, st *resumeclient
 		case End:
 			r.tl.End = ev.Dispatched
 			r.rec.Outcome = Success
-			return
+			r.closed(st)
+			return nil
 		case Failed:
 			r.fail(UpstreamError, "error event in the stream: %s", ch.Message)
-			return
+			r.closed(st)
+			return nil
 		}
 	}
+}
+
+func (r *run) reconnect() *Reconnect { return &r.tl.Reconnects[len(r.tl.Reconnects)-1] }
+
+// ended handles the end of one connection: the end of the run, or a resume.
+func (r *run) ended(ctx context.Context, st *resumeclient.Stream, err error) *resumeclient.Stream {
+	dropAt := r.now()
+	r.closed(st)
+	byServer := false
+	switch {
+	case errors.Is(err, resumeclient.ErrDropped) && ctx.Err() == nil:
+		if r.drill == DrillNone {
+			r.classify(ctx, err)
+			return nil
+		}
+	case r.staleConn:
+		r.staleEnded(ctx, err)
+		return nil
+	case errors.Is(err, io.EOF) && r.d.EOFIsEnd(r.t):
+		r.tl.End = dropAt
+		r.rec.Outcome = Success
+		return nil
+	case r.check != nil && ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, resumeclient.ErrReset)) &&
+		len(r.tl.Reconnects) < orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects):
+		byServer = true
+	case errors.Is(err, io.EOF):
+		r.fail(UpstreamError, "stream closed by the server before the end marker")
+		return nil
+	default:
+		r.classify(ctx, err)
+		return nil
+	}
+	return r.resume(ctx, st, dropAt, byServer)
+}
+
+// resume opens the next connection of the drill with Last-Event-ID.
+func (r *run) resume(ctx context.Context, st *resumeclient.Stream, dropAt time.Time, byServer bool) *resumeclient.Stream {
+	last := r.rec.LastEventID
+	if last == "" {
+		r.rec.Verdict = VerdictNotSupported
+		r.rec.ResumeDetail = "the target sent no event ids before the drop: there is nothing to resume from"
+		r.fail(UpstreamError, "dropped for the %s drill, and no event id to resume from", r.drill)
+		return nil
+	}
+	next := r.conn + 1
+	id := last
+	switch {
+	case byServer:
+	case r.drill == DrillStale && r.conn == 0:
+		id = orStr(r.o.Drill.StaleID, DefaultStaleID)
+		r.staleConn = true
+	case r.drill == DrillDuplicate && next == 2:
+		id = r.rec.LastEventIDSent // the same id again
+	case r.drill == DrillDuplicate && next == 3:
+		id = r.check.rewound(last, orInt(r.o.Drill.Rewind, DefaultRewind))
+	}
+	if byServer {
+		if d, ok := st.Retry(); ok {
+			t := time.NewTimer(min(d, 30*time.Second))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				r.classify(ctx, ctx.Err())
+				return nil
+			}
+		}
+	}
+	r.conn, r.connTexts = next, 0
+	r.rec.LastEventIDSent = id
+	r.rec.Resumed = true
+	if r.check != nil {
+		r.check.reconnected(id)
+	}
+	req := r.req
+	req.LastEventID = id
+	r.tl.Reconnects = append(r.tl.Reconnects, Reconnect{SentID: id, Drop: dropAt, ByServer: byServer})
+	r.tl.Breaks = append(r.tl.Breaks, len(r.tl.Chunks))
+	rc := r.reconnect()
+	ns, err := r.c.Open(ctx, req)
+	rc.Start, rc.Headers = ns.Start, ns.HeadersAt
+	if err != nil {
+		if r.staleConn {
+			r.staleOpen(ctx, ns, err)
+		} else {
+			r.classify(ctx, err)
+		}
+		r.closed(ns)
+		return nil
+	}
+	if r.staleConn {
+		if a := staleHeaderAnswer(ns.Header, orHeaders(r.o.Drill.StaleHeaders)); a != "" {
+			r.staleOK(a)
+			r.closed(ns)
+			return nil
+		}
+	}
+	return ns
+}
+
+func orHeaders(h []HeaderMatch) []HeaderMatch {
+	if h == nil {
+		return DefaultStaleHeaders
+	}
+	return h
+}
+
+func (r *run) staleOK(answer string) {
+	r.stale = answer
+	r.rec.Outcome = Success
+}
+
+// staleOpen judges a stale resume that got no stream.
+func (r *run) staleOpen(ctx context.Context, st *resumeclient.Stream, err error) {
+	switch {
+	case st.Status == http.StatusNoContent:
+		r.staleOK("http_204")
+	case st.Status >= 400 && st.Status < 500:
+		r.staleOK("http_" + strconv.Itoa(st.Status))
+	default:
+		r.classify(ctx, err)
+		r.undefinedStale(fmt.Sprintf("got %s", r.rec.Error))
+	}
+}
+
+// staleAnswer judges the first event after a stale resume.
+func (r *run) staleAnswer(st *resumeclient.Stream, ev *resumeclient.Event) {
+	switch string(ev.Type) {
+	case orStr(r.o.Drill.ErrorEvent, "error"):
+		r.staleOK("error_event")
+	case orStr(r.o.Drill.ResetEvent, "reset"):
+		r.staleOK("reset_event")
+	default:
+		where := "an event with no id"
+		if ev.HasID && len(ev.ID) > 0 {
+			where = "id " + string(ev.ID)
+		}
+		r.rec.Outcome = Success
+		r.undefinedStale(fmt.Sprintf("the stream carried on from %s with no reset marker (live tail)", where))
+	}
+}
+
+// staleEnded judges a stale resume whose stream ended before any event.
+func (r *run) staleEnded(ctx context.Context, err error) {
+	if errors.Is(err, io.EOF) {
+		r.rec.Outcome = Success
+		r.undefinedStale("the stream closed with no event and no defined answer")
+		return
+	}
+	r.classify(ctx, err)
+	r.undefinedStale("no answer: " + r.rec.Error)
+}
+
+func (r *run) undefinedStale(why string) {
+	r.rec.Verdict = VerdictUndefinedStale
+	r.rec.ResumeDetail = fmt.Sprintf("stale Last-Event-ID: %s got no defined answer: %s", r.rec.LastEventIDSent, why)
 }
 
 // classify turns a transport error into an outcome and a one-line message.
@@ -255,8 +466,9 @@ func (r *run) finish() {
 	rec.FirstEffectiveMs = since(tl.Start, tl.FirstEffective)
 	rec.EndMs = since(tl.Start, tl.End)
 	chunks, end := tl.Millis()
-	s := Reduce(chunks, end)
+	s := Reduce(chunks, end, tl.Breaks...)
 	fillScores(rec, s)
+	r.finishDrill(s)
 	if !tl.Closed.IsZero() {
 		rec.DurationMs = ms(tl.Closed.Sub(tl.Start))
 	}

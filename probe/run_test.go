@@ -46,6 +46,17 @@ func runProbe(t *testing.T, tg Target, sample string, timeout time.Duration) Res
 	return Run(ctx, tg, Options{Sample: s, Client: newClient(t)})
 }
 
+// closedConn waits for the server to finish connection i and returns its
+// log, so that every step it wrote is in it.
+func closedConn(t *testing.T, srv *ssetest.Server, i int) ssetest.Conn {
+	t.Helper()
+	c, ok := srv.WaitClosed(i, 2*time.Second)
+	if !ok {
+		t.Fatalf("connection %d not closed on the server", i)
+	}
+	return c
+}
+
 func near(t *testing.T, what string, got, want time.Time) {
 	t.Helper()
 	if d := got.Sub(want); d < -tolerance || d > tolerance {
@@ -77,7 +88,7 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 	if rec.Outcome != Success {
 		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
 	}
-	conn := srv.Conns()[0]
+	conn := closedConn(t, srv, 0)
 	sent := conn.Sent
 	if len(sent) != 13 || rec.Chunks != 10 || len(tl.Chunks) != 10 {
 		t.Fatalf("server sent %d steps, client saw %d chunks", len(sent), rec.Chunks)
@@ -128,7 +139,7 @@ func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
 	if rec.Outcome != Success {
 		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
 	}
-	conn := srv.Conns()[0]
+	conn := closedConn(t, srv, 0)
 	if conn.Method != http.MethodPost || conn.Path != "/v1/chat/completions" {
 		t.Errorf("request %s %s", conn.Method, conn.Path)
 	}
@@ -178,7 +189,7 @@ func TestSplitWritesAndCRLF(t *testing.T) {
 		if rec.Outcome != Success || rec.Chunks != 3 {
 			t.Fatalf("line end %q: outcome %s (%s), %d chunks", le, rec.Outcome, rec.Error, rec.Chunks)
 		}
-		s := srv.Conns()[0].Sent
+		s := closedConn(t, srv, 0).Sent
 		for i := range 3 {
 			near(t, "dispatch "+s[i].ID, tl.Chunks[i], s[i].Done)
 		}

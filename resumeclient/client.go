@@ -79,10 +79,11 @@ type Stream struct {
 	truncate bool
 }
 
-// Open starts the request and waits for the response headers. A status
-// other than 200 or a content type other than text/event-stream is an error
-// (wrapping ErrHTTPStatus or ErrNotEventStream) that still returns the
-// Stream, closed, so the caller can read Status and HeadersAt.
+// Open starts the request and waits for the response headers. It always
+// returns a Stream; on error it is closed, and its Start, HeadersAt and
+// Status say how far the request got. A status other than 200 or a content
+// type other than text/event-stream is an error wrapping ErrHTTPStatus or
+// ErrNotEventStream.
 func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 	method := r.Method
 	if method == "" {
@@ -93,10 +94,13 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
 	}
+	s := &Stream{c: c, cancel: cancel}
 	req, err := http.NewRequestWithContext(ctx, method, r.URL, body)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("resumeclient: building request: %w", err)
+		s.closed.Store(true)
+		s.err = fmt.Errorf("resumeclient: building request: %w", unwrapURLError(err))
+		return s, s.err
 	}
 	for k, vs := range r.Header {
 		for _, v := range vs {
@@ -112,7 +116,6 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	s := &Stream{c: c, cancel: cancel}
 	s.parser.MaxEventSize = c.MaxEventSize
 	if r.LastEventID != "" {
 		s.parser.SetLastEventID(r.LastEventID)

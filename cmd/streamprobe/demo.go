@@ -11,20 +11,27 @@ import (
 
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the records as JSON lines")
+	drills := fs.Bool("drills", false, "run the resume drills instead, against the reference target with each resume bug switched on in turn")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: streamprobe demo [-json]
+		fmt.Fprint(fs.Output(), `Usage: streamprobe demo [-json] [-drills]
 
 Starts the built-in reference target (an openai-chat stream on loopback,
 no API key, no network) and runs the short, long and cancel samples
 against it, printing the three records. Short replays the scorecard
 article's worked example: TFC 412 ms, gap p50 46 ms / p95 259 ms,
 tail 632 ms, close 7 ms, one stall.
+
+With -drills it runs the resume drills instead (generic sse dialect, ids 1
+to 12): drop, duplicate and stale against a correct server, then drop and
+stale against a server with each resume bug in turn. Each bug's record
+names it; the exit code is 0 when every verdict is the expected one.
 
 Flags:
 `)
@@ -36,12 +43,15 @@ Flags:
 		}
 		return exitUsage
 	}
-	srv := probe.NewDemoServer()
-	srv.Start()
-	defer srv.Close()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
+	if *drills {
+		return demoDrills(ctx, client, *asJSON, stdout, stderr)
+	}
+	srv := probe.NewDemoServer()
+	srv.Start()
+	defer srv.Close()
 	code := exitOK
 	for i, name := range probe.SampleNames {
 		s := probe.Samples[name]
@@ -57,6 +67,40 @@ Flags:
 			return exitFail
 		}
 		if !passed(res.Record, s) {
+			code = exitFail
+		}
+		if ctx.Err() != nil {
+			return exitFail
+		}
+	}
+	return code
+}
+
+func demoDrills(ctx context.Context, client *resumeclient.Client, asJSON bool, stdout, stderr io.Writer) int {
+	code := exitOK
+	for i, dd := range probe.DemoDrills() {
+		srv := ssetest.NewUnstarted(probe.DemoDrillSchedule())
+		if dd.Setup != nil {
+			dd.Setup(srv)
+		}
+		srv.Start()
+		t := probe.Target{Name: "demo", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		res := probe.Run(rctx, t, probe.Options{Sample: probe.Samples["long"], Client: client, Drill: dd.Drill})
+		cancel()
+		srv.Close()
+		if !asJSON {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "# server: %s\n", dd.Server)
+		}
+		if err := printRecord(stdout, res.Record, asJSON); err != nil {
+			fmt.Fprintf(stderr, "streamprobe demo: writing output: %v\n", err)
+			return exitFail
+		}
+		// A bug switched on must be named; a correct server must pass.
+		if (dd.Setup == nil) == res.Record.Verdict.Failed() || res.Record.Outcome != probe.Success {
 			code = exitFail
 		}
 		if ctx.Err() != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,11 @@ type onceFlags struct {
 	cancelAfter, maxEvent                           int
 	timeout                                         time.Duration
 	json                                            bool
+
+	drill, staleID, ids, errorEvent, resetEvent string
+	staleHeaders                                headerFlags
+	dropAfter, rewind                           int
+	dropAt                                      time.Duration
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
@@ -52,6 +58,57 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.endData, "end-data", "[DONE]", "sse dialect: data that marks the end; with -end-event also empty, the end of the body is the end")
 	fs.IntVar(&f.maxEvent, "max-event-size", resumeclient.DefaultMaxEventSize, "largest event accepted, in bytes")
 	fs.BoolVar(&f.json, "json", false, "print the record as one JSON object per line")
+	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see the README)")
+	fs.IntVar(&f.dropAfter, "drop-after", probe.DefaultDropAfter, "drill: content chunks a connection reads before the client drops it")
+	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
+	fs.IntVar(&f.rewind, "rewind", probe.DefaultRewind, "duplicate drill: how many events back the last resume starts")
+	fs.StringVar(&f.staleID, "stale-id", probe.DefaultStaleID, "stale drill: the Last-Event-ID to resume with (an unknown id, or one older than the server retains)")
+	fs.StringVar(&f.ids, "ids", "int", "drill: 'int' checks integer ids for continuity, 'opaque' only for uniqueness and position")
+	fs.StringVar(&f.errorEvent, "error-event", "error", "stale drill: event type of an error answer")
+	fs.StringVar(&f.resetEvent, "reset-event", "reset", "stale drill: event type of a reset marker")
+	fs.Var(&f.staleHeaders, "stale-header", "stale drill: response header 'Name: value' that names the loss (repeatable; default Last-Event-ID: earliest and Mercure-Last-Event-ID: earliest)")
+}
+
+// drillOptions turns the drill flags into a probe.Drill.
+func (f *onceFlags) drillOptions() (probe.Drill, error) {
+	d := probe.Drill{Name: f.drill, DropAfter: f.dropAfter, DropAt: f.dropAt, Rewind: f.rewind,
+		StaleID: f.staleID, ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent}
+	if f.drill == "" {
+		return d, nil
+	}
+	if !slices.Contains(probe.DrillNames, f.drill) {
+		return d, fmt.Errorf("-drill: unknown drill %q (known: %s)", f.drill, strings.Join(probe.DrillNames, ", "))
+	}
+	switch f.ids {
+	case "int":
+	case "opaque":
+		d.OpaqueIDs = true
+	default:
+		return d, fmt.Errorf("-ids %q: want int or opaque", f.ids)
+	}
+	if f.dropAfter < 1 {
+		return d, fmt.Errorf("-drop-after %d: want 1 or more", f.dropAfter)
+	}
+	if f.dropAt < 0 {
+		return d, fmt.Errorf("-drop-at %s: want a positive duration", f.dropAt)
+	}
+	if f.dropAt >= f.timeout {
+		return d, fmt.Errorf("-drop-at %s must be shorter than -timeout %s", f.dropAt, f.timeout)
+	}
+	if f.rewind < 1 {
+		return d, fmt.Errorf("-rewind %d: want 1 or more", f.rewind)
+	}
+	if f.staleID == "" {
+		return d, errors.New("-stale-id: must not be empty (an empty id sends no Last-Event-ID)")
+	}
+	for _, kv := range f.staleHeaders {
+		k, v, ok := strings.Cut(kv, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return d, fmt.Errorf("-stale-header %q: want 'Name: value'", kv)
+		}
+		d.StaleHeaders = append(d.StaleHeaders, probe.HeaderMatch{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	return d, nil
 }
 
 // target turns the flags into a probe target, or a one-line usage error.
@@ -168,9 +225,14 @@ Flags:
 		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
 		return exitUsage
 	}
+	drill, err := f.drillOptions()
+	if err != nil {
+		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
+		return exitUsage
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter,
+	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter, Drill: drill,
 		Client: &resumeclient.Client{MaxEventSize: f.maxEvent}})
 	if err := printRecord(stdout, res.Record, f.json); err != nil {
 		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)
@@ -182,8 +244,12 @@ Flags:
 	return exitFail
 }
 
-// passed reports whether a record is the outcome its sample asks for.
+// passed reports whether a record is the outcome its sample asks for and
+// its resume drill, if any, found no bug.
 func passed(r probe.Record, s probe.Sample) bool {
+	if r.Verdict.Failed() {
+		return false
+	}
 	if s.Cancel {
 		return r.Outcome == probe.ClientCancelled && r.Chunks > 0
 	}

@@ -81,16 +81,62 @@ type Server struct {
 	ContentType string
 	// Hold keeps the connection open after the last step, sending nothing.
 	Hold bool
-	// ResetAfter, when > 0, breaks the connection (no clean end of the
-	// body) right after that many steps have been written.
+	// ResetAfter, when > 0, breaks the first connection (no clean end of
+	// the body) right after that many steps have been written: a drop by
+	// the server, from which the client resumes by itself.
 	ResetAfter int
+	// CutAt, when > 0, makes the first connection write the step with this
+	// schedule index without its closing blank line (its id line included)
+	// and then break: an id sent on an event that is cut off.
+	CutAt int
+	// Bug switches on a resume bug for reconnects with Last-Event-ID.
+	Bug Bug
+	// Stale is how a Last-Event-ID that is not retained is answered.
+	Stale Stale
+	// ResetEvent and ErrorEvent are the event types of the reset marker
+	// and the error event (defaults "reset" and "error").
+	ResetEvent, ErrorEvent string
 
 	mu    sync.Mutex
 	conns []*Conn
-	start time.Time
+	first time.Time // start of the first connection: the live clock
 	wg    sync.WaitGroup
 	quit  chan struct{}
 }
+
+// Bug is a resume bug the server can play.
+type Bug int
+
+// The resume bugs.
+const (
+	// Correct resumes right after the sent id.
+	Correct Bug = iota
+	// Inclusive replays the sent id again (off-by-one).
+	Inclusive
+	// Skip resumes at id+2: one event is lost.
+	Skip
+	// Restart ignores Last-Event-ID and starts from the first event.
+	Restart
+	// Mismatch replays the sent id again with different data.
+	Mismatch
+)
+
+// Stale is an answer to a Last-Event-ID the server does not retain.
+type Stale int
+
+// The answers to a stale id.
+const (
+	// StaleError sends an error event and closes (a defined answer).
+	StaleError Stale = iota
+	// StaleGone answers HTTP 410.
+	StaleGone
+	// StaleNoContent answers HTTP 204, "stop reconnecting".
+	StaleNoContent
+	// StaleReset sends a reset marker, then the whole stream again.
+	StaleReset
+	// StaleLive silently streams from the live position: the bug.
+	StaleLive
+)
 
 // NewServer returns a started server that plays schedule.
 func NewServer(schedule []Step) *Server {
@@ -181,22 +227,76 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if ct == "" {
 		ct = "text/event-stream; charset=utf-8"
 	}
+	s.mu.Lock()
+	connIdx := len(s.conns) - 1
+	if s.first.IsZero() {
+		s.first = c.Start
+	}
+	live := c.Start.Sub(s.first)
+	s.mu.Unlock()
+	first, delay := 0, time.Duration(0)
+	var prefix []Step
+	if c.LastEventID != "" && s.Bug != Restart {
+		idx := s.find(steps, c.LastEventID, live)
+		switch {
+		case idx >= 0:
+			first, delay = idx+1, s.ResumeDelay
+			switch s.Bug {
+			case Inclusive:
+				first = idx
+			case Skip:
+				first = idx + 2
+			case Mismatch:
+				first = idx
+				alt := steps[idx]
+				alt.Data += " (changed)"
+				prefix = []Step{alt}
+				first = idx + 1
+			}
+		case s.Stale == StaleGone:
+			http.Error(w, "ssetest: Last-Event-ID not retained", http.StatusGone)
+			return
+		case s.Stale == StaleNoContent:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case s.Stale == StaleLive:
+			first, delay = len(steps), 0
+			for i, st := range steps {
+				if st.At >= live {
+					first = i
+					break
+				}
+			}
+		case s.Stale == StaleReset:
+			prefix = []Step{{Event: or(s.ResetEvent, "reset"), Data: "ssetest: history lost, replaying"}}
+		default:
+			prefix = []Step{{Event: or(s.ErrorEvent, "error"), Data: "ssetest: Last-Event-ID not retained"}}
+			steps, first = nil, 0
+		}
+	}
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	rc.Flush()
-
-	first, delay := 0, time.Duration(0)
-	if c.LastEventID != "" {
-		idx := s.find(steps, c.LastEventID)
-		if idx < 0 {
-			// Not retained: answer with an error event, a defined answer.
-			io.WriteString(w, s.encode(Step{Event: "error", Data: "ssetest: Last-Event-ID not retained"}))
-			rc.Flush()
+	for _, st := range prefix {
+		sent := Sent{Index: -1, ID: st.ID}
+		if first > 0 && first <= len(steps) {
+			sent.Index = first - 1
+		}
+		st.At = 0
+		if !sleepUntil(r.Context(), s.quit, time.Now().Add(delay)) {
+			gone = true
 			return
 		}
-		first, delay = idx+1, s.ResumeDelay
+		if err := s.write(r.Context(), w, rc, s.encode(st), nil, &sent); err != nil {
+			gone = true
+			return
+		}
+		s.mu.Lock()
+		c.Sent = append(c.Sent, sent)
+		s.mu.Unlock()
+		delay = 0
 	}
 	ctx := r.Context()
 	t0 := c.Start
@@ -213,6 +313,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		wire := s.encode(st)
+		if connIdx == 0 && s.CutAt > 0 && i == s.CutAt {
+			wire = strings.TrimSuffix(wire, s.lineEnd())
+			io.WriteString(w, wire)
+			rc.Flush()
+			panic(http.ErrAbortHandler)
+		}
 		sent := Sent{Index: i, ID: st.ID}
 		if err := s.write(ctx, w, rc, wire, st.Splits, &sent); err != nil {
 			gone = true
@@ -222,7 +328,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		c.Sent = append(c.Sent, sent)
 		s.mu.Unlock()
 		written++
-		if s.ResetAfter > 0 && written == s.ResetAfter {
+		if connIdx == 0 && s.ResetAfter > 0 && written == s.ResetAfter {
 			panic(http.ErrAbortHandler)
 		}
 	}
@@ -264,17 +370,17 @@ func (s *Server) write(ctx context.Context, w io.Writer, rc *http.ResponseContro
 }
 
 // find returns the index of the step whose id is id, within the retention
-// window, or -1.
-func (s *Server) find(steps []Step, id string) int {
+// window at the live offset, or -1.
+func (s *Server) find(steps []Step, id string, live time.Duration) int {
 	var ids []int
 	for i, st := range steps {
-		if st.ID != "" {
+		if st.ID != "" && (s.Retention == 0 || st.At <= live) {
 			ids = append(ids, i)
 		}
 	}
 	if s.Retention > 0 && len(ids) > s.Retention {
-		// Only the newest Retention events can be resumed from; the
-		// window moves with the stream, so an early id is evicted.
+		// Only the newest Retention events produced so far can be
+		// resumed from: the window moves with the stream.
 		ids = ids[len(ids)-s.Retention:]
 	}
 	for _, i := range ids {
@@ -285,14 +391,20 @@ func (s *Server) find(steps []Step, id string) int {
 	return -1
 }
 
+func (s *Server) lineEnd() string { return or(s.LineEnd, "\n") }
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 func (s *Server) encode(st Step) string {
 	if st.Raw != "" {
 		return st.Raw
 	}
-	nl := s.LineEnd
-	if nl == "" {
-		nl = "\n"
-	}
+	nl := s.lineEnd()
 	var b strings.Builder
 	if st.Data == "" && st.Comment != "" {
 		b.WriteString(":" + st.Comment + nl)

@@ -1,0 +1,198 @@
+package probe
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+// drillSchedule is the demo's drill stream: ids 1..12, then [DONE] (13).
+func drillSchedule() []ssetest.Step { return DemoDrillSchedule() }
+
+func runDrill(t *testing.T, srv *ssetest.Server, d Drill) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return Run(ctx, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"},
+		Options{Sample: Samples["long"], Client: newClient(t), Drill: d})
+}
+
+func TestDrillVerdicts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		setup      func(*ssetest.Server)
+		drill      Drill
+		verdict    Verdict
+		duplicates int
+		missed     int
+		replayed   int
+		chunks     int
+		sent       string
+		stale      string
+		detail     string
+	}{
+		{name: "drop, correct server", drill: Drill{Name: DrillDrop}, verdict: VerdictPass, chunks: 12, sent: "3",
+			detail: "every event once, in order"},
+		{name: "drop, off-by-one replay", setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }, drill: Drill{Name: DrillDrop},
+			verdict: VerdictDuplicate, duplicates: 1, replayed: 1, chunks: 12, sent: "3",
+			detail: "resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"},
+		{name: "drop, skip", setup: func(s *ssetest.Server) { s.Bug = ssetest.Skip }, drill: Drill{Name: DrillDrop},
+			verdict: VerdictMissed, missed: 1, chunks: 11, sent: "3",
+			detail: "resume skipped 1 event(s): sent Last-Event-ID: 3, next id was 5"},
+		{name: "drop, restart", setup: func(s *ssetest.Server) { s.Bug = ssetest.Restart }, drill: Drill{Name: DrillDrop},
+			verdict: VerdictRestarted, duplicates: 3, replayed: 3, chunks: 12, sent: "3",
+			detail: "server ignored Last-Event-ID: 3 and restarted from the first event (id 1)"},
+		{name: "drop, mismatch", setup: func(s *ssetest.Server) { s.Bug = ssetest.Mismatch }, drill: Drill{Name: DrillDrop},
+			verdict: VerdictMismatch, replayed: 1, chunks: 13, sent: "3",
+			detail: "id 3 arrived again with different data"},
+		{name: "drop at a time, mid-stream", drill: Drill{Name: DrillDrop, DropAt: 230 * time.Millisecond}, verdict: VerdictPass, chunks: 12, sent: "4"},
+		{name: "duplicate, correct server", drill: Drill{Name: DrillDuplicate}, verdict: VerdictPass,
+			// 1-3, drop; from 3: 4-6, drop; from 3 again: 4-6 again, drop;
+			// from 3 (three back from 6): 4-6 again, then 7-12.
+			duplicates: 6, replayed: 6, chunks: 12, sent: "3"},
+		{name: "duplicate, off-by-one replay", setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }, drill: Drill{Name: DrillDuplicate},
+			// 1-3, drop; from 3: 3-5, drop; from 3: 3-5, drop; from 2
+			// (three back from 5): 2-5 again, then 6-12.
+			verdict: VerdictDuplicate, chunks: 12, duplicates: 8, replayed: 8, sent: "2",
+			detail: "resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"},
+		{name: "server drops, client resumes by itself", setup: func(s *ssetest.Server) { s.ResetAfter = 5 }, drill: Drill{Name: DrillDuplicate, DropAfter: 100},
+			verdict: VerdictPass, chunks: 12, sent: "5"},
+		{name: "id on a cut-off event is not trusted", setup: func(s *ssetest.Server) { s.CutAt = 4 }, drill: Drill{Name: DrillDrop, DropAfter: 100},
+			verdict: VerdictPass, chunks: 12, sent: "4"},
+		{name: "stale, error event", drill: Drill{Name: DrillStale}, verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "error_event"},
+		{name: "stale, 410", setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleGone }, drill: Drill{Name: DrillStale},
+			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_410"},
+		{name: "stale, 204", setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleNoContent }, drill: Drill{Name: DrillStale},
+			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_204"},
+		{name: "stale, reset marker", setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleReset }, drill: Drill{Name: DrillStale},
+			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "reset_event"},
+		{name: "stale, silent live tail", setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleLive }, drill: Drill{Name: DrillStale},
+			verdict: VerdictUndefinedStale, chunks: 3, sent: DefaultStaleID, detail: "carried on from id 4 with no reset marker (live tail)"},
+		{name: "stale, evicted by the retention window", setup: func(s *ssetest.Server) { s.Retention = 2 }, drill: Drill{Name: DrillStale, StaleID: "1"},
+			verdict: VerdictStaleOK, chunks: 3, sent: "1", stale: "error_event"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := ssetest.NewUnstarted(drillSchedule())
+			if tt.setup != nil {
+				tt.setup(srv)
+			}
+			serve(t, srv)
+			rec := runDrill(t, srv, tt.drill).Record
+			if rec.Verdict != tt.verdict {
+				t.Fatalf("verdict %s (%s), want %s; outcome %s %s", rec.Verdict, rec.ResumeDetail, tt.verdict, rec.Outcome, rec.Error)
+			}
+			if rec.Outcome != Success {
+				t.Errorf("outcome %s: %s", rec.Outcome, rec.Error)
+			}
+			if rec.Duplicates != tt.duplicates || rec.Missed != tt.missed || rec.Replayed != tt.replayed {
+				t.Errorf("duplicates %d missed %d replayed %d; want %d %d %d", rec.Duplicates, rec.Missed, rec.Replayed, tt.duplicates, tt.missed, tt.replayed)
+			}
+			if rec.Chunks != tt.chunks {
+				t.Errorf("chunks %d, want %d", rec.Chunks, tt.chunks)
+			}
+			if rec.LastEventIDSent != tt.sent || !rec.Resumed {
+				t.Errorf("last_event_id_sent %q resumed %v, want %q", rec.LastEventIDSent, rec.Resumed, tt.sent)
+			}
+			if rec.StaleAnswer != tt.stale {
+				t.Errorf("stale_answer %q, want %q", rec.StaleAnswer, tt.stale)
+			}
+			if !strings.Contains(rec.ResumeDetail, tt.detail) {
+				t.Errorf("resume_detail %q lacks %q", rec.ResumeDetail, tt.detail)
+			}
+			if rec.Drill != tt.drill.Name {
+				t.Errorf("drill %q", rec.Drill)
+			}
+		})
+	}
+}
+
+// A slow reconnect is a resume stall: it stays out of the gaps, goes into
+// reconnect_ms and resume_handshake_ms, and TFC stays the first connection's.
+func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
+	t.Parallel()
+	srv := ssetest.NewUnstarted(drillSchedule())
+	srv.ResumeDelay = 500 * time.Millisecond
+	serve(t, srv)
+	res := runDrill(t, srv, Drill{Name: DrillDrop})
+	rec, tl := res.Record, res.Timeline
+	if rec.Verdict != VerdictPass || rec.Reconnects != 1 {
+		t.Fatalf("verdict %s (%s), reconnects %d", rec.Verdict, rec.ResumeDetail, rec.Reconnects)
+	}
+	if rec.Gaps.MaxMs == nil || *rec.Gaps.MaxMs >= 100 {
+		t.Errorf("gaps.max_ms = %v: the 500 ms reconnect leaked into the gaps", deref(rec.Gaps.MaxMs))
+	}
+	if rec.Stalls != 0 || rec.Gaps.Count != 10 {
+		t.Errorf("stalls %d, gaps %d (want 0 and 10: 11 intervals less the reconnect)", rec.Stalls, rec.Gaps.Count)
+	}
+	conns := srv.Conns()
+	if len(conns) != 2 || conns[1].LastEventID != "3" {
+		t.Fatalf("server saw %d connections", len(conns))
+	}
+	c1 := closedConn(t, srv, 1)
+	// The server's real delay: its first event went out ResumeDelay after
+	// the reconnect came in; the client's handshake is start -> first chunk.
+	rc := tl.Reconnects[0]
+	nearMs(t, "resume_handshake_ms", rec.ResumeHandshakeMs, rc.Start, c1.Sent[0].Done)
+	if *rec.ResumeHandshakeMs < 500 {
+		t.Errorf("resume_handshake_ms %.1f shorter than the server's delay", *rec.ResumeHandshakeMs)
+	}
+	nearMs(t, "tfc_ms (first connection)", rec.TFCMs, tl.Start, closedConn(t, srv, 0).Sent[0].Done)
+	if rec.TailMs == nil || rec.TailExclReconnectMs == nil || *rec.TailMs-*rec.TailExclReconnectMs < 500 {
+		t.Errorf("tail %v, tail without reconnect %v", deref(rec.TailMs), deref(rec.TailExclReconnectMs))
+	}
+	if rec.ReconnectMs == nil || *rec.ReconnectMs > 50 {
+		t.Errorf("reconnect_ms = %v, want the reconnect's headers, quick", deref(rec.ReconnectMs))
+	}
+	if !conns[0].ClientGone {
+		t.Error("the server did not see the first connection dropped")
+	}
+}
+
+func TestDrillNotSupportedForChat(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, NewDemoServer())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rec := Run(ctx, Target{Name: "t", URL: srv.URL, Dialect: "openai-chat"},
+		Options{Sample: Samples["short"], Client: newClient(t), Drill: Drill{Name: DrillDrop}}).Record
+	if rec.Verdict != VerdictNotSupported || rec.Outcome != Success || rec.Resumed || rec.Drill != DrillDrop {
+		t.Errorf("verdict %s outcome %s resumed %v drill %s", rec.Verdict, rec.Outcome, rec.Resumed, rec.Drill)
+	}
+}
+
+func TestDrillNoIDs(t *testing.T) {
+	t.Parallel()
+	steps := drillSchedule()
+	for i := range steps {
+		steps[i].ID = ""
+	}
+	srv := serve(t, ssetest.NewUnstarted(steps))
+	rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
+	if rec.Verdict != VerdictNotSupported || rec.Outcome != UpstreamError || !strings.Contains(rec.ResumeDetail, "no event ids") {
+		t.Errorf("verdict %s (%s) outcome %s", rec.Verdict, rec.ResumeDetail, rec.Outcome)
+	}
+}
+
+func TestOpaqueIDs(t *testing.T) {
+	t.Parallel()
+	steps := drillSchedule()
+	for i := range steps {
+		steps[i].ID = "evt-" + string(rune('a'+i))
+	}
+	for _, bug := range []ssetest.Bug{ssetest.Correct, ssetest.Inclusive, ssetest.Skip} {
+		srv := ssetest.NewUnstarted(steps)
+		srv.Bug = bug
+		serve(t, srv)
+		rec := runDrill(t, srv, Drill{Name: DrillDrop, OpaqueIDs: true}).Record
+		want := map[ssetest.Bug]Verdict{ssetest.Correct: VerdictPass, ssetest.Inclusive: VerdictDuplicate, ssetest.Skip: VerdictPass}[bug]
+		if rec.Verdict != want {
+			t.Errorf("bug %d: verdict %s (%s), want %s (a skip cannot be proven with opaque ids)", bug, rec.Verdict, rec.ResumeDetail, want)
+		}
+	}
+}
