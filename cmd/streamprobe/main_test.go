@@ -191,3 +191,47 @@ func TestSignalCancelsRun(t *testing.T) {
 		t.Errorf("exit %d: %s", code, out.String())
 	}
 }
+
+func TestOnceDrillExitCodes(t *testing.T) {
+	good := ssetest.NewServer(probe.DemoDrillSchedule())
+	defer good.Close()
+	bad := ssetest.NewUnstarted(probe.DemoDrillSchedule())
+	bad.Bug = ssetest.Inclusive
+	bad.Start()
+	defer bad.Close()
+
+	code, stdout, _ := runCmd(t, "once", "-url", good.URL, "-drill", "drop")
+	if code != exitOK || !strings.Contains(stdout, "resume verdict   PASS") {
+		t.Errorf("correct server: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = runCmd(t, "once", "-url", bad.URL, "-drill", "drop")
+	if code != exitFail || !strings.Contains(stdout, "resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)") {
+		t.Errorf("off-by-one server: exit %d\n%s", code, stdout)
+	}
+	code, _, stderr := runCmd(t, "once", "-url", good.URL, "-drill", "replay")
+	if code != exitUsage || !strings.Contains(stderr, `unknown drill "replay" (known: drop, duplicate, stale)`) {
+		t.Errorf("bad drill: exit %d %q", code, stderr)
+	}
+	code, _, stderr = runCmd(t, "once", "-url", good.URL, "-drill", "drop", "-drop-at", "2m")
+	if code != exitUsage || !strings.Contains(stderr, "-drop-at 2m0s must be shorter than -timeout 1m0s") {
+		t.Errorf("bad drop-at: exit %d %q", code, stderr)
+	}
+}
+
+func TestDemoDrills(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "demo", "-drills", "-json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := decodeRecords(t, stdout)
+	want := []probe.Verdict{probe.VerdictPass, probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictDuplicate,
+		probe.VerdictMissed, probe.VerdictRestarted, probe.VerdictMismatch, probe.VerdictUndefinedStale}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records, want %d", len(recs), len(want))
+	}
+	for i, r := range recs {
+		if r.Verdict != want[i] {
+			t.Errorf("drill %d (%s): verdict %s, want %s", i, r.Drill, r.Verdict, want[i])
+		}
+	}
+}
