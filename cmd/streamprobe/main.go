@@ -23,8 +23,8 @@ const (
 const usage = `streamprobe: a client-side synthetic probe for streamed answers (SSE).
 
 Usage:
-  streamprobe demo [-json]            run short, long and cancel against the built-in reference target
-  streamprobe once -url URL [flags]   run one streaming request and print its record
+  streamprobe demo [-json] [-drills]  run short, long and cancel (or the resume drills) against the built-in reference target
+  streamprobe once -url URL [flags]   run one streaming request (or a resume drill with -drill) and print its record
   streamprobe help [command]          show help for a command
 
 Run 'streamprobe once -h' for the flags of once.
