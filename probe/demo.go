@@ -36,11 +36,17 @@ func DemoSchedules() map[string][]ssetest.Step {
 }
 
 // NewDemoServer returns the built-in reference target, unstarted: an
-// ssetest server that answers each fixed sample with its demo schedule.
+// ssetest server that answers each fixed sample with its demo schedule on
+// the chat completions path, and the drill stream (DemoDrillSchedule, with
+// ids, resumable) on /events.
 func NewDemoServer() *ssetest.Server {
 	sched := DemoSchedules()
+	drills := DemoDrillSchedule()
 	srv := ssetest.NewUnstarted(sched["short"])
 	srv.ScheduleFor = func(r *http.Request, body []byte) []ssetest.Step {
+		if r.URL.Path == "/events" {
+			return drills
+		}
 		for _, name := range SampleNames {
 			// The samples share prompts; max_tokens tells them apart
 			// only where needed, so the long schedule answers both.

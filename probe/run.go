@@ -57,7 +57,14 @@ type Options struct {
 	RequestID string
 	// Drill is the resume drill to run; the zero value runs none.
 	Drill Drill
+	// FirstChunkTimeout, when > 0, ends the run as a timeout when no
+	// content chunk has arrived this long after the start; ctx's deadline
+	// still bounds the whole stream.
+	FirstChunkTimeout time.Duration
 }
+
+// errNoFirstChunk is the cause of a cancel by FirstChunkTimeout.
+var errNoFirstChunk = errors.New("no first chunk in time")
 
 // Result is a Record and the timeline it was reduced from.
 type Result struct {
@@ -85,6 +92,13 @@ func Run(ctx context.Context, t Target, o Options) Result {
 	if r.rec.RequestID == "" {
 		r.rec.RequestID = NewRequestID()
 	}
+	if o.FirstChunkTimeout > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		r.firstTimer = time.AfterFunc(o.FirstChunkTimeout, func() { cancel(errNoFirstChunk) })
+		defer r.firstTimer.Stop()
+	}
 	r.do(ctx)
 	r.finish()
 	return Result{Record: r.rec, Timeline: r.tl}
@@ -106,6 +120,8 @@ type run struct {
 	connTexts int // text events on the current connection, re-deliveries included
 	staleConn bool
 	stale     string // the defined answer to a stale id, when one came
+
+	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
 }
 
 func (r *run) fail(o Outcome, format string, args ...any) {
@@ -240,6 +256,9 @@ func (r *run) read(ctx context.Context, st *resumeclient.Stream) *resumeclient.S
 					first = false
 				}
 				r.tl.Chunks = append(r.tl.Chunks, ev.Dispatched)
+				if len(r.tl.Chunks) == 1 && r.firstTimer != nil {
+					r.firstTimer.Stop()
+				}
 				if r.tl.FirstEffective.IsZero() {
 					r.tl.FirstEffective = ev.Dispatched
 				}
@@ -442,6 +461,8 @@ func (r *run) classify(ctx context.Context, err error) {
 		} else {
 			r.fail(Timeout, "timeout: no %s in time", what)
 		}
+	case errors.Is(context.Cause(ctx), errNoFirstChunk):
+		r.fail(Timeout, "timeout: no first chunk within %s", r.o.FirstChunkTimeout)
 	case errors.Is(ctx.Err(), context.Canceled):
 		r.fail(ClientCancelled, "cancelled before the end (shutdown)")
 	case errors.Is(err, resumeclient.ErrNotEventStream), errors.Is(err, resumeclient.ErrEventTooLarge):

@@ -66,17 +66,19 @@ type Stream struct {
 	// Header is the response header.
 	Header http.Header
 
-	c        *Client
-	body     io.ReadCloser
-	cancel   context.CancelFunc
-	parser   Parser
-	buf      []byte
-	bytes    int64
-	dropAt   int64 // cut the connection after this many body bytes; 0 = never
-	err      error
-	closed   atomic.Bool
-	once     sync.Once
-	truncate bool
+	c         *Client
+	body      io.ReadCloser
+	cancel    context.CancelFunc
+	parser    Parser
+	buf       []byte
+	bytes     int64
+	dropAt    int64 // cut the connection after this many body bytes; 0 = never
+	err       error
+	readErr   error // returned once the bytes read with it are parsed
+	zeroReads int
+	closed    atomic.Bool
+	once      sync.Once
+	truncate  bool
 }
 
 // Open starts the request and waits for the response headers. It always
@@ -153,10 +155,16 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 	return s, nil
 }
 
+// snippetWait bounds the read of an error body's first bytes: a server may
+// send a few bytes and keep the connection open.
+const snippetWait = 250 * time.Millisecond
+
 // snippet reads the first bytes of an error body, for the message only.
 func (s *Stream) snippet() string {
 	b := make([]byte, 128)
+	t := time.AfterFunc(snippetWait, func() { s.body.Close() })
 	n, _ := io.ReadFull(s.body, b)
+	t.Stop()
 	b = bytes.TrimSpace(b[:n])
 	if len(b) == 0 {
 		return ""
@@ -206,20 +214,32 @@ func (s *Stream) Next() (*Event, error) {
 				buf = buf[:left]
 			}
 		}
+		if s.readErr != nil {
+			// The error that came with the last bytes, now they are parsed.
+			return nil, s.finish(s.readErr)
+		}
 		n, err := s.body.Read(buf)
 		at := s.c.now()
+		if err != nil {
+			if errors.Is(err, io.EOF) && !s.closed.Load() {
+				err = io.EOF
+			} else {
+				err = s.classify(err)
+			}
+		}
 		if n > 0 {
+			s.zeroReads = 0
 			s.bytes += int64(n)
 			s.parser.Push(buf[:n], at)
+			s.readErr = err
 			continue
 		}
-		if err == nil {
-			continue
+		if err != nil {
+			return nil, s.finish(err)
 		}
-		if errors.Is(err, io.EOF) {
-			return nil, s.finish(io.EOF)
+		if s.zeroReads++; s.zeroReads > 100 {
+			return nil, s.finish(fmt.Errorf("%w: %w", ErrReset, io.ErrNoProgress))
 		}
-		return nil, s.finish(s.classify(err))
 	}
 }
 
@@ -266,12 +286,15 @@ func (s *Stream) Close() error {
 	return nil
 }
 
-// redactURL keeps scheme, host and path: a query string may carry a key.
-func redactURL(u string) string {
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		return u[:i]
+// redactURL keeps scheme, host and path: user info and a query string may
+// carry a key.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
 	}
-	return u
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }
 
 // unwrapURLError drops net/http's *url.Error wrapper, whose message repeats
@@ -279,7 +302,11 @@ func redactURL(u string) string {
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err
+		err = ue.Err
+	}
+	if strings.Contains(err.Error(), "Location") {
+		// net/http quotes the Location header, which may carry a token.
+		return fmt.Errorf("redirect with a Location that cannot be followed")
 	}
 	return err
 }

@@ -55,22 +55,25 @@ type Parser struct {
 	// MaxEventSize bounds one event; 0 means DefaultMaxEventSize.
 	MaxEventSize int
 
-	started  bool // the BOM check has been done
-	sawCR    bool // the previous line ended with CR: a following LF is part of it
-	line     []byte
-	lineAt   time.Time // arrival of the first byte of the current line
-	inLine   bool
-	data     []byte
-	hasData  bool
-	evType   []byte
-	idBuf    []byte
-	lastID   []byte
-	gotID    bool
-	pending  bool // a field line has been seen since the last dispatch
-	evStart  time.Time
-	evBytes  int
-	retry    time.Duration
-	hasRetry bool
+	started bool // the BOM check has been done
+	sawCR   bool // the previous line ended with CR: a following LF is part of it
+	line    []byte
+	lineAt  time.Time // arrival of the first byte of the current line
+	inLine  bool
+	data    []byte
+	hasData bool
+	evType  []byte
+	idBuf   []byte
+	lastID  []byte
+	gotID   bool
+	pending bool // a field line has been seen since the last dispatch
+	// justDispatched: the last line end was a CR that dispatched; an LF
+	// that follows in the next read is not part of the next event.
+	justDispatched bool
+	evStart        time.Time
+	evBytes        int
+	retry          time.Duration
+	hasRetry       bool
 
 	buf  []byte // unread input
 	at   time.Time
@@ -95,8 +98,15 @@ func (p *Parser) LastEventID() string { return string(p.lastID) }
 func (p *Parser) Retry() (time.Duration, bool) { return p.retry, p.hasRetry }
 
 // Pending reports whether an event has started but not been dispatched:
-// had the stream ended now, that event would be truncated.
-func (p *Parser) Pending() bool { return p.pending || (p.inLine && len(p.line) > 0) }
+// had the stream ended now, that event would be truncated. An event has
+// started once it has data or an id, or a line that is not a comment has
+// begun.
+func (p *Parser) Pending() bool {
+	if p.hasData || p.gotID {
+		return true
+	}
+	return p.inLine && len(p.line) > 0 && p.line[0] != ':'
+}
 
 // Push hands the parser the bytes of one read, which arrived at the time at.
 // The parser keeps a reference to b until Next has consumed it.
@@ -124,6 +134,9 @@ func (p *Parser) Next() (*Event, error) {
 				p.buf = p.buf[k:]
 				p.started = true
 			} else {
+				if n == 0 {
+					p.lineAt = p.at
+				}
 				p.line = append(p.line, p.buf[:k]...)
 				p.buf = p.buf[k:]
 				return nil, nil
@@ -131,8 +144,10 @@ func (p *Parser) Next() (*Event, error) {
 		} else {
 			p.started = true
 			if n > 0 {
-				// A partial BOM turned out to be data: keep it as line bytes.
-				p.inLine, p.lineAt = true, p.at
+				// A partial BOM turned out to be data: keep it as the
+				// start of the first line, which began when it came.
+				p.inLine = true
+				p.evBytes += n
 			}
 		}
 	}
@@ -144,57 +159,77 @@ func (p *Parser) Next() (*Event, error) {
 		if p.sawCR {
 			p.sawCR = false
 			if p.buf[0] == '\n' {
+				// The LF of a CRLF split across reads: it belongs to the
+				// line before, which may have dispatched already.
 				p.buf = p.buf[1:]
-				p.evBytes++
+				if !p.justDispatched {
+					p.evBytes++
+				}
 				continue
 			}
 		}
+		p.justDispatched = false
 		i := bytes.IndexAny(p.buf, "\r\n")
 		if !p.inLine {
 			p.inLine, p.lineAt = true, p.at
 		}
-		if i < 0 {
-			p.line = append(p.line, p.buf...)
-			p.evBytes += len(p.buf)
-			p.buf = nil
-			if len(p.line)+len(p.data) > limit {
-				return nil, p.fail(limit)
-			}
-			return nil, nil
+		seg := p.buf
+		if i >= 0 {
+			seg = p.buf[:i]
 		}
-		p.line = append(p.line, p.buf[:i]...)
-		p.sawCR = p.buf[i] == '\r'
-		p.buf = p.buf[i+1:]
-		p.evBytes += i + 1
-		if len(p.line)+len(p.data) > limit {
+		if p.held()+len(seg) > limit {
 			return nil, p.fail(limit)
 		}
+		p.line = append(p.line, seg...)
+		p.evBytes += len(seg)
+		if i < 0 {
+			p.buf = nil
+			return nil, nil
+		}
+		end := 1
+		if p.buf[i] == '\r' {
+			if i+1 < len(p.buf) {
+				if p.buf[i+1] == '\n' {
+					end = 2
+				}
+			} else {
+				p.sawCR = true
+			}
+		}
+		p.buf = p.buf[i+end:]
+		p.evBytes += end
 		lineAt := p.lineAt
 		p.inLine = false
-		if ev := p.processLine(lineAt); ev != nil {
-			p.line = p.line[:0]
+		ev := p.processLine(lineAt, end)
+		p.line = p.line[:0]
+		if ev != nil {
 			return ev, nil
 		}
-		p.line = p.line[:0]
 	}
 	return nil, nil
 }
 
+// held is what the pending event holds in memory: every buffer that grows
+// with the input counts against the limit.
+func (p *Parser) held() int { return len(p.line) + len(p.data) + len(p.evType) + len(p.idBuf) }
+
 func (p *Parser) fail(limit int) error {
-	p.err = fmt.Errorf("%w: more than %d bytes without a dispatch", ErrEventTooLarge, limit)
-	p.buf = nil
+	p.err = fmt.Errorf("%w: one event held more than %d bytes", ErrEventTooLarge, limit)
+	p.buf, p.line, p.data, p.evType = nil, nil, nil, nil
 	return p.err
 }
 
 // processLine interprets one complete line and returns an event to hand to
 // the caller, if the line produced one.
-func (p *Parser) processLine(at time.Time) *Event {
+func (p *Parser) processLine(at time.Time, eol int) *Event {
 	line := p.line
 	if len(line) == 0 {
-		return p.dispatch()
+		ev := p.dispatch()
+		p.justDispatched = p.sawCR
+		return ev
 	}
 	if line[0] == ':' {
-		p.ev = Event{Kind: KindComment, FirstByte: at, Dispatched: p.at, Size: len(line) + 1}
+		p.ev = Event{Kind: KindComment, FirstByte: at, Dispatched: p.at, Size: len(line) + eol}
 		if !p.pending {
 			p.evBytes = 0
 		}
@@ -231,8 +266,12 @@ func (p *Parser) processLine(at time.Time) *Event {
 	return nil
 }
 
+// maxRetry caps a reconnection time: a day, in ms.
+const maxRetry = 24 * 60 * 60 * 1000
+
+// digits parses a retry value: ASCII digits only, any length, capped.
 func digits(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 12 {
+	if len(b) == 0 {
 		return 0, false
 	}
 	var n int64
@@ -240,9 +279,11 @@ func digits(b []byte) (int64, bool) {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		n = n*10 + int64(c-'0')
+		if n < maxRetry {
+			n = n*10 + int64(c-'0')
+		}
 	}
-	return n, true
+	return min(n, maxRetry), true
 }
 
 // dispatch applies the WHATWG dispatch steps for a blank line.

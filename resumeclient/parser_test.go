@@ -195,3 +195,63 @@ func TestParserTimestamps(t *testing.T) {
 		t.Errorf("size %d", ev.Size)
 	}
 }
+
+// Cases a review found; each fails on the first version of the parser.
+func TestParserReviewCases(t *testing.T) {
+	t.Run("CRLF size", func(t *testing.T) {
+		var p Parser
+		p.Push([]byte("data: x\r\n\r\ndata: yy\r\n\r\n"), time.Now())
+		for _, want := range []int{11, 12} {
+			ev, _ := p.Next()
+			if ev == nil || ev.Size != want {
+				t.Fatalf("event %+v, want size %d", ev, want)
+			}
+		}
+	})
+	t.Run("one huge read is refused before it is copied", func(t *testing.T) {
+		p := Parser{MaxEventSize: 1 << 20}
+		p.Push(make([]byte, 64<<20), time.Now())
+		if _, err := p.Next(); !errors.Is(err, ErrEventTooLarge) {
+			t.Fatalf("err = %v", err)
+		}
+		if cap(p.line) > 2<<20 {
+			t.Errorf("line buffer grew to %d bytes", cap(p.line))
+		}
+	})
+	t.Run("type and id count against the limit", func(t *testing.T) {
+		p := Parser{MaxEventSize: 1000}
+		big := strings.Repeat("x", 400)
+		p.Push([]byte("event: "+big+"\nid: "+big+"\ndata: "+big+"\n\n"), time.Now())
+		if _, err := p.Next(); !errors.Is(err, ErrEventTooLarge) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("long retry is clamped, not ignored", func(t *testing.T) {
+		var p Parser
+		p.Push([]byte("retry: 0000000001000\n\n"), time.Now())
+		p.Next()
+		if d, ok := p.Retry(); !ok || d != time.Second {
+			t.Errorf("retry %v %v", d, ok)
+		}
+	})
+	t.Run("partial comment at EOF is not truncation", func(t *testing.T) {
+		var p Parser
+		p.Push([]byte("data: a\n\n: keepal"), time.Now())
+		p.Next()
+		p.Next()
+		if p.Pending() {
+			t.Error("a cut-off comment counted as a truncated event")
+		}
+	})
+	t.Run("partial BOM then data keeps its first byte time", func(t *testing.T) {
+		var p Parser
+		t0 := time.Now()
+		p.Push([]byte("\xEF\xBB"), t0)
+		p.Next()
+		p.Push([]byte("X\ndata: x\n\n"), t0.Add(time.Second))
+		ev, _ := p.Next()
+		if ev == nil || !ev.FirstByte.Equal(t0) || ev.Size != 13 {
+			t.Fatalf("event %+v", ev)
+		}
+	})
+}

@@ -97,6 +97,11 @@ type Server struct {
 	// and the error event (defaults "reset" and "error").
 	ResetEvent, ErrorEvent string
 
+	// KeepConns, when > 0, keeps only the logs of the last KeepConns
+	// connections, for a server that runs for long (the daemon's built-in
+	// reference target).
+	KeepConns int
+
 	mu    sync.Mutex
 	conns []*Conn
 	first time.Time // start of the first connection: the live clock
@@ -202,6 +207,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	c := &Conn{Start: time.Now(), LastEventID: r.Header.Get("Last-Event-ID"), Method: r.Method, Path: r.URL.Path, Body: body}
 	s.mu.Lock()
 	s.conns = append(s.conns, c)
+	if s.KeepConns > 0 && len(s.conns) > s.KeepConns {
+		s.conns = append(s.conns[:0], s.conns[len(s.conns)-s.KeepConns:]...)
+	}
+	connIdx := len(s.conns) - 1
+	if s.first.IsZero() {
+		s.first = c.Start
+	}
+	live := c.Start.Sub(s.first)
 	s.mu.Unlock()
 	gone := false
 	defer func() {
@@ -227,13 +240,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if ct == "" {
 		ct = "text/event-stream; charset=utf-8"
 	}
-	s.mu.Lock()
-	connIdx := len(s.conns) - 1
-	if s.first.IsZero() {
-		s.first = c.Start
-	}
-	live := c.Start.Sub(s.first)
-	s.mu.Unlock()
 	first, delay := 0, time.Duration(0)
 	var prefix []Step
 	if c.LastEventID != "" && s.Bug != Restart {

@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+// Job is one scheduled thing to run: a sample, or a drill, on a target.
+type Job struct {
+	Name   string // target/sample or target/drill
+	Target probe.Target
+	Sample probe.Sample
+	Drill  probe.Drill
+	Conf   config.Target
+}
+
+// Jobs expands the config's targets into jobs, resolving secrets now (a
+// missing one is an error at load time, not at probe time). builtinURL is
+// the address of the built-in reference target.
+func Jobs(c *config.Config, builtinURL string, getenv func(string) string) ([]Job, error) {
+	var jobs []Job
+	for _, ct := range c.Targets {
+		t, err := probeTarget(ct, builtinURL, getenv)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", ct.Name, err)
+		}
+		for _, s := range ct.Samples {
+			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Conf: ct})
+		}
+		for _, d := range ct.Drills {
+			dr := probe.Drill{Name: d, DropAfter: ct.DropAfter, Rewind: ct.Rewind, StaleID: ct.StaleID, OpaqueIDs: ct.IDs == "opaque"}
+			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct})
+		}
+	}
+	return jobs, nil
+}
+
+func probeTarget(ct config.Target, builtinURL string, getenv func(string) string) (probe.Target, error) {
+	h := http.Header{}
+	for k, v := range ct.Headers {
+		h.Set(k, v)
+	}
+	for k, env := range ct.HeaderEnv {
+		v, err := config.Secret(env, "", getenv)
+		if err != nil {
+			return probe.Target{}, err
+		}
+		h.Set(k, v)
+	}
+	key, err := config.Secret(ct.BearerEnv, ct.BearerFile, getenv)
+	if err != nil {
+		return probe.Target{}, err
+	}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	url := ct.URL.String()
+	if ct.Builtin {
+		url = builtinURL
+		if ct.Dialect == "sse" {
+			url = strings.TrimSuffix(builtinURL, "/") + "/events"
+		}
+	}
+	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h,
+		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize}
+	if ct.EndData != nil {
+		t.EndData = *ct.EndData
+	}
+	return t, nil
+}

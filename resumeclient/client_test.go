@@ -1,0 +1,134 @@
+package resumeclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newTestClient(t *testing.T) *Client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &Client{HTTP: &http.Client{Transport: tr}}
+}
+
+func TestOpenErrorsNeverLeakSecrets(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/next%zz?token=SECRET-LOCATION")
+		w.WriteHeader(http.StatusFound)
+	}))
+	defer ts.Close()
+	c := newTestClient(t)
+	u := strings.Replace(ts.URL, "http://", "http://user:SECRET-PASS@", 1) + "/p?key=SECRET-QUERY"
+	_, err := c.Open(context.Background(), Request{URL: u})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, s := range []string{"SECRET-PASS", "SECRET-QUERY", "SECRET-LOCATION"} {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("error leaks %s: %v", s, err)
+		}
+	}
+	_, err = c.Open(context.Background(), Request{URL: "http://user:SECRET-PASS@127.0.0.1:1/x?key=SECRET-QUERY"})
+	if err == nil || strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("refused connection error: %v", err)
+	}
+}
+
+// An error status whose body never ends must not hang Open.
+func TestOpenErrorBodyThatNeverEnds(t *testing.T) {
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, "slow down please")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer ts.Close()
+	defer close(release)
+	start := time.Now()
+	st, err := newTestClient(t).Open(context.Background(), Request{URL: ts.URL})
+	if !errors.Is(err, ErrHTTPStatus) || !strings.Contains(err.Error(), "429") || !strings.Contains(err.Error(), "slow down please") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Open took %v", d)
+	}
+	if st.Status != 429 {
+		t.Errorf("status %d", st.Status)
+	}
+}
+
+func TestDropAtByteCutsMidEvent(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: 1\ndata: one\n\nid: 2\ndata: two\n\n")
+	}))
+	defer ts.Close()
+	st, err := newTestClient(t).Open(context.Background(), Request{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.DropAtByte(int64(len("id: 1\ndata: one\n\nid: 2\nda")))
+	ev, err := st.Next()
+	if err != nil || string(ev.Data) != "one" {
+		t.Fatalf("first: %v %v", ev, err)
+	}
+	if _, err := st.Next(); !errors.Is(err, ErrDropped) {
+		t.Fatalf("err = %v, want ErrDropped", err)
+	}
+	if st.LastEventID() != "1" || !st.Truncated() {
+		t.Errorf("last id %q truncated %v: the cut-off event's id must not be taken", st.LastEventID(), st.Truncated())
+	}
+}
+
+func TestRequestHeadersAndBodyResent(t *testing.T) {
+	var got []*http.Request
+	var bodies []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, r)
+		bodies = append(bodies, string(b))
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		io.WriteString(w, "data: x\n\n")
+	}))
+	defer ts.Close()
+	c := newTestClient(t)
+	req := Request{Method: "POST", URL: ts.URL, Body: []byte(`{"a":1}`)}
+	for _, id := range []string{"", "7"} {
+		req.LastEventID = id
+		st, err := c.Open(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := st.Next(); err != nil {
+				break
+			}
+		}
+	}
+	if len(got) != 2 || bodies[0] != `{"a":1}` || bodies[1] != bodies[0] {
+		t.Fatalf("bodies %q", bodies)
+	}
+	if got[0].Header.Get("Accept") != "text/event-stream" || got[0].Header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("headers %v", got[0].Header)
+	}
+	if _, ok := got[0].Header["Last-Event-Id"]; ok {
+		t.Error("Last-Event-ID sent with an empty id")
+	}
+	if got[1].Header.Get("Last-Event-ID") != "7" {
+		t.Errorf("Last-Event-ID %q", got[1].Header.Get("Last-Event-ID"))
+	}
+}
