@@ -68,6 +68,11 @@ func (d *Daemon) getenv(k string) string {
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.runCtx, d.cancelRun = context.WithCancel(context.Background())
 	defer d.cancelRun()
+	if d.Client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		defer tr.CloseIdleConnections()
+		d.Client = &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
+	}
 	cfg := d.cfg
 	if cfg.ResultsLog != "" {
 		f, err := os.OpenFile(cfg.ResultsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
@@ -186,9 +191,12 @@ func (d *Daemon) schedule(s gocron.Scheduler, sem chan struct{}, j Job) error {
 	}
 	jitter := j.Conf.Jitter.Duration
 	var def gocron.JobDefinition
-	if every.Cron != "" {
+	switch {
+	case every.Cron != "":
 		def = gocron.CronJob(every.Cron, false)
-	} else {
+	case jitter == 0:
+		def = gocron.DurationJob(every.Every)
+	default:
 		// The interval varies by up to the jitter, so hosts that started
 		// together drift apart.
 		def = gocron.DurationRandomJob(every.Every, every.Every+jitter)
@@ -233,11 +241,9 @@ func (d *Daemon) runJob(sem chan struct{}, j Job, cronJitter bool, jitter time.D
 	}
 	rctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
-	client := d.Client
-	if client == nil {
-		client = &resumeclient.Client{MaxEventSize: j.Target.MaxEventSize}
-	}
-	res := probe.Run(rctx, j.Target, probe.Options{Sample: j.Sample, Client: client, Drill: j.Drill,
+	client := *d.Client
+	client.MaxEventSize = j.Target.MaxEventSize
+	res := probe.Run(rctx, j.Target, probe.Options{Sample: j.Sample, Client: &client, Drill: j.Drill,
 		FirstChunkTimeout: j.Conf.Timeout.Duration})
 	d.record(res.Record, ctx.Err() != nil)
 }
@@ -366,4 +372,3 @@ func (d *Daemon) Handler() http.Handler {
 	})
 	return mux
 }
-

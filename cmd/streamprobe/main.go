@@ -25,9 +25,11 @@ const usage = `streamprobe: a client-side synthetic probe for streamed answers (
 Usage:
   streamprobe demo [-json] [-drills]  run short, long and cancel (or the resume drills) against the built-in reference target
   streamprobe once -url URL [flags]   run one streaming request (or a resume drill with -drill) and print its record
+  streamprobe run [-config FILE]      run the scheduled daemon (metrics push, /metrics)
+  streamprobe validate [-config FILE] check a config file
   streamprobe help [command]          show help for a command
 
-Run 'streamprobe once -h' for the flags of once.
+Run 'streamprobe COMMAND -h' for the flags of a command.
 Exit codes: 0 success, 1 the probe found a failure, 2 bad usage.
 `
 
@@ -45,6 +47,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdOnce(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(ctx, args[1:], stdout, stderr)
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "validate":
+		return cmdValidate(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			return run([]string{args[1], "-h"}, stdout, stderr)
@@ -52,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo or once; see 'streamprobe help')\n", args[0])
+		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run or validate; see 'streamprobe help')\n", args[0])
 		return exitUsage
 	}
 }

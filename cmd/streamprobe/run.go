@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/daemon"
+)
+
+const defaultConfig = "/etc/streamprobe/probe.toml"
+
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", defaultConfig, "the TOML config file (see probe.example.toml)")
+}
+
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, usage string) (int, bool) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "streamprobe %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+// newLogger builds the daemon's log: JSON under systemd (or when asked),
+// text otherwise.
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	level.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	format := c.Format
+	if format == "auto" {
+		format = "text"
+		if os.Getenv("INVOCATION_ID") != "" || os.Getenv("JOURNAL_STREAM") != "" {
+			format = "json"
+		}
+	}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	path := configFlag(fs)
+	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe run [-config FILE]
+
+Runs the probe daemon: every sample and drill of every target on its
+schedule, metrics pushed to [push].url and served on listen's /metrics.
+SIGHUP reloads the config (a broken one is logged and the old one keeps
+running); SIGTERM or SIGINT stops scheduling, cancels the runs in flight,
+pushes once more and exits 0.
+
+Flags:
+`); !ok {
+		return code
+	}
+	cfg, err := config.Load(*path, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamprobe run: %v\n", err)
+		return exitUsage
+	}
+	log := newLogger(cfg.Log, stderr)
+	d := daemon.New(cfg, log)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := make(chan *config.Config)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				nc, err := config.Load(*path, os.Getenv)
+				if err != nil {
+					log.Error("reload: the new config is invalid; the old one keeps running", "err", err)
+					continue
+				}
+				select {
+				case reload <- nc:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	log.Info("streamprobe starting", "config", *path, "targets", len(cfg.Targets), "region", cfg.Region, "host", cfg.Host)
+	if err := d.Run(ctx, reload); err != nil {
+		log.Error("streamprobe stopped", "err", err)
+		return exitFail
+	}
+	log.Info("streamprobe stopped")
+	return exitOK
+}
+
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	path := configFlag(fs)
+	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe validate [-config FILE]
+
+Checks a config file: syntax, unknown keys, types, values, and that every
+secret it names is set. Prints the first problem with its file, line and
+key, and exits 2; exits 0 when the file is good.
+
+Flags:
+`); !ok {
+		return code
+	}
+	cfg, err := config.Load(*path, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamprobe validate: %v\n", err)
+		return exitUsage
+	}
+	jobs, err := daemon.Jobs(cfg, "http://127.0.0.1:0", os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamprobe validate: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "%s: ok (%d targets, %d jobs)\n", *path, len(cfg.Targets), len(jobs))
+	return exitOK
+}

@@ -1,0 +1,247 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+// TestMain fails the package when a goroutine outlives the tests. The
+// push (VictoriaMetrics/metrics) and the tests' own queries use the
+// default transport: its idle keep-alive connections are closed first.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	if err := goleak.Find(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// syncBuffer is a log sink safe for the daemon's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testDaemon(t *testing.T, cfgText string, env map[string]string) (*Daemon, *syncBuffer) {
+	t.Helper()
+	getenv := func(k string) string { return env[k] }
+	cfg, err := config.Parse("test.toml", []byte(cfgText), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	d := New(cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	d.Getenv = getenv
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	d.Client = &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
+	return d, logs
+}
+
+// No secret value appears in any log line, record or metric: a known key
+// goes to the target and to the push endpoint, both of which fail, and
+// everything the daemon wrote is searched for it.
+func TestSecretsNeverLeak(t *testing.T) {
+	const key = "sk-streamprobe-secret-0123456789abcdef"
+	const pushKey = "Bearer push-secret-0123456789abcdef"
+	var sawKey bool
+	var mu sync.Mutex
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sawKey = sawKey || r.Header.Get("Authorization") == "Bearer "+key
+		mu.Unlock()
+		http.Error(w, "bad key "+r.Header.Get("X-Request-Id"), http.StatusUnauthorized)
+	}))
+	defer target.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	d, logs := testDaemon(t, fmt.Sprintf(`results_log = %q
+[push]
+url = "%s/api/v1/import/prometheus"
+interval = "1s"
+timeout = "1s"
+authorization_env = "PUSH_AUTH"
+[[target]]
+name = "secret-target"
+url = %q
+dialect = "openai-chat"
+bearer_env = "TEST_KEY"
+samples = ["short"]
+every = "300ms"
+jitter = "0s"
+`, results, deadURL, target.URL), map[string]string{"TEST_KEY": key, "PUSH_AUTH": pushKey})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, nil) }()
+	time.Sleep(2500 * time.Millisecond)
+	var metricsOut bytes.Buffer
+	d.Metrics.Set.WritePrometheus(&metricsOut)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := os.ReadFile(results)
+	mu.Lock()
+	if !sawKey {
+		t.Fatal("the target never received the key: the test proves nothing")
+	}
+	mu.Unlock()
+	if !strings.Contains(string(rec), `"outcome":"upstream_error"`) || !strings.Contains(logs.String(), "push failed") {
+		t.Fatalf("the runs and pushes did not fail as planned:\n%s\n%s", rec, logs)
+	}
+	for name, out := range map[string]string{"log": logs.String(), "results log": string(rec), "metrics": metricsOut.String()} {
+		for _, secret := range []string{key, "push-secret", "0123456789abcdef"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("the %s contains a secret (%s)", name, secret)
+			}
+		}
+	}
+}
+
+// SIGTERM during a run: the run is cancelled and recorded as cancelled by
+// shutdown, not as a failure, and Run returns promptly.
+func TestShutdownCancelsRunsInFlight(t *testing.T) {
+	srv := ssetest.NewUnstarted(nil)
+	srv.Hold = true
+	srv.Start()
+	defer srv.Close()
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	d, _ := testDaemon(t, fmt.Sprintf(`results_log = %q
+[[target]]
+name = "hang"
+url = %q
+samples = ["short"]
+every = "1m"
+jitter = "0s"
+`, results, srv.URL), nil)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, nil) }()
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("shutdown took %v", el)
+	}
+	var out bytes.Buffer
+	d.Metrics.Set.WritePrometheus(&out)
+	if !strings.Contains(out.String(), `streamprobe_runs_cancelled_by_shutdown_total{region="",host=`) || strings.Contains(out.String(), `outcome="client_cancelled"} 1`) {
+		t.Errorf("metrics:\n%s", out.String())
+	}
+	rec, _ := os.ReadFile(results)
+	if !strings.Contains(string(rec), `"error":"cancelled by shutdown"`) {
+		t.Errorf("results log: %s", rec)
+	}
+	if !strings.Contains(out.String(), "streamprobe_runs_cancelled_by_shutdown_total") || !strings.HasSuffix(grepLine(out.String(), "streamprobe_runs_cancelled_by_shutdown_total"), " 1") {
+		t.Errorf("cancelled-by-shutdown counter: %q", grepLine(out.String(), "streamprobe_runs_cancelled_by_shutdown_total"))
+	}
+}
+
+func grepLine(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// A reload swaps the jobs; the new target runs, the old one stops.
+func TestReloadSwapsJobs(t *testing.T) {
+	a := ssetest.NewServer(ssetest.Events(ssetest.Ms(10, 20), -1))
+	defer a.Close()
+	b := ssetest.NewServer(ssetest.Events(ssetest.Ms(10, 20), -1))
+	defer b.Close()
+	conf := func(name, url string) string {
+		return fmt.Sprintf("[[target]]\nname = %q\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", name, url)
+	}
+	d, logs := testDaemon(t, conf("a", a.URL), nil)
+	reload := make(chan *config.Config)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, reload) }()
+	time.Sleep(700 * time.Millisecond)
+	nc, err := config.Parse("test.toml", []byte(conf("b", b.URL)), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reload <- nc
+	time.Sleep(300 * time.Millisecond)
+	nA := len(a.Conns())
+	time.Sleep(700 * time.Millisecond)
+	stop()
+	<-done
+	if len(a.Conns()) > nA+1 || nA == 0 {
+		t.Errorf("old target: %d runs before the reload, %d after", nA, len(a.Conns()))
+	}
+	if len(b.Conns()) < 2 {
+		t.Errorf("new target ran %d times", len(b.Conns()))
+	}
+	if !strings.Contains(logs.String(), `"msg":"config reloaded"`) {
+		t.Errorf("no reload in the log")
+	}
+}
+
+func TestMetricsNamesAndLabels(t *testing.T) {
+	cfg, err := config.Parse("m.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[push]\nhistograms = \"prometheus\"\n[[target]]\nname = \"t\"\nurl = \"http://x\"\n"), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(cfg)
+	tfc, gap := 412.0, 46.0
+	r := probe.Record{Target: "t", Sample: "short", Dialect: "sse", Drill: "none", Outcome: probe.Success, TFCMs: &tfc, Stalls: 1,
+		Gaps: probe.Gaps{Values: []float64{gap, 300}}}
+	m.Observe(r, true)
+	var out bytes.Buffer
+	m.Set.WritePrometheus(&out)
+	for _, want := range []string{
+		`streamprobe_tfc_seconds_bucket{region="eu",host="h1",target="t",sample="short",dialect="sse",drill="none",resumed="false",le="0.5"} 1`,
+		`streamprobe_gap_seconds_count{region="eu",host="h1",target="t",sample="short",dialect="sse",drill="none"} 2`,
+		`streamprobe_runs_total{region="eu",host="h1",target="t",sample="short",dialect="sse",drill="none",outcome="success"} 1`,
+		`streamprobe_runs_total{region="eu",host="h1",target="t",sample="short",dialect="sse",drill="none",outcome="timeout"} 0`,
+		`streamprobe_stalled_runs_total{region="eu",host="h1",target="t",sample="short",dialect="sse",drill="none"} 1`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	if strings.Contains(out.String(), `resumed="true",le="0.5"} 1`) {
+		t.Error("an unresumed TFC entered the resumed series")
+	}
+}

@@ -1,0 +1,225 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/config"
+)
+
+// victoriaMetrics is a real VictoriaMetrics single-node server (Debian's
+// victoria-metrics package) on loopback.
+type victoriaMetrics struct {
+	bin, dir, addr string
+	cmd            *exec.Cmd
+}
+
+func findVM(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("victoria-metrics")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("victoria-metrics is not installed, and CI must run this test (.ci/run installs the Debian package)")
+		}
+		t.Skip("victoria-metrics not installed (apt-get install victoria-metrics); .ci/run installs it")
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func (vm *victoriaMetrics) start(t *testing.T) {
+	t.Helper()
+	vm.cmd = exec.Command(vm.bin, "-httpListenAddr="+vm.addr, "-storageDataPath="+vm.dir,
+		"-search.latencyOffset=0s", "-search.disableCache", "-loggerLevel=ERROR")
+	vm.cmd.Stdout, vm.cmd.Stderr = io.Discard, os.Stderr
+	if err := vm.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get("http://" + vm.addr + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("victoria-metrics did not become healthy")
+}
+
+func (vm *victoriaMetrics) stop() {
+	if vm.cmd != nil && vm.cmd.Process != nil {
+		vm.cmd.Process.Signal(os.Interrupt)
+		vm.cmd.Wait()
+		vm.cmd = nil
+	}
+}
+
+// query runs an instant query and returns the samples as label sets and
+// values.
+func (vm *victoriaMetrics) query(t *testing.T, q string) []sample {
+	t.Helper()
+	if resp, err := http.Get("http://" + vm.addr + "/internal/force_flush"); err == nil {
+		resp.Body.Close()
+	}
+	resp, err := http.Get("http://" + vm.addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("query %s: %v", q, err)
+	}
+	if out.Status != "success" {
+		t.Fatalf("query %s: %s", q, out.Error)
+	}
+	var res []sample
+	for _, r := range out.Data.Result {
+		v, _ := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64)
+		res = append(res, sample{r.Metric, v})
+	}
+	return res
+}
+
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+// countRuns counts the records in the results log, less those cancelled by
+// the shutdown (which are logged but never counted as runs).
+func countRuns(t *testing.T, path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if !strings.Contains(sc.Text(), `"error":"cancelled by shutdown"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// The daemon against the built-in reference target and a real
+// VictoriaMetrics: series with the right labels, the TFC quantile from the
+// aggregated buckets, and an outage that loses nothing.
+func TestDaemonWithVictoriaMetrics(t *testing.T) {
+	vm := &victoriaMetrics{bin: findVM(t), dir: t.TempDir(), addr: freeAddr(t)}
+	vm.start(t)
+	defer vm.stop()
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.jsonl")
+	cfgText := fmt.Sprintf(`region = "test-region"
+host = "test-host"
+results_log = %q
+[labels]
+env = "ci"
+[push]
+url = "http://%s/api/v1/import/prometheus"
+interval = "1s"
+timeout = "1s"
+[[target]]
+name = "ref"
+builtin = true
+dialect = "openai-chat"
+samples = ["short"]
+every = "1500ms"
+jitter = "0s"
+[budget.short]
+tfc = "600ms"
+`, results, vm.addr)
+	cfg, err := config.Parse("vm-test.toml", []byte(cfgText), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := New(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, nil) }()
+
+	time.Sleep(7 * time.Second)
+	// The series, with their labels.
+	got := vm.query(t, `streamprobe_runs_total{outcome="success"}`)
+	if len(got) != 1 {
+		t.Fatalf("runs_total series: %+v", got)
+	}
+	for k, v := range map[string]string{"target": "ref", "sample": "short", "dialect": "openai-chat", "drill": "none",
+		"region": "test-region", "host": "test-host", "env": "ci"} {
+		if got[0].labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, got[0].labels[k], v)
+		}
+	}
+	if got[0].value < 2 {
+		t.Errorf("only %v successful runs pushed", got[0].value)
+	}
+	// p95 of TFC from the summed buckets: the schedule sends the first
+	// chunk at 412 ms; vmrange buckets are about 13%% wide.
+	q := vm.query(t, `histogram_quantile(0.95, sum(rate(streamprobe_tfc_seconds_bucket{resumed="false"}[1m])) by (vmrange))`)
+	if len(q) != 1 || q[0].value < 0.36 || q[0].value > 0.47 {
+		t.Errorf("p95 TFC from buckets = %+v, scheduled 0.412 s", q)
+	}
+	gap := vm.query(t, `histogram_quantile(0.5, sum(rate(streamprobe_gap_seconds_bucket[1m])) by (vmrange))`)
+	if len(gap) != 1 || gap[0].value < 0.035 || gap[0].value > 0.06 {
+		t.Errorf("p50 gap from buckets = %+v, scheduled about 0.046 s", gap)
+	}
+	if b := vm.query(t, `streamprobe_budget_seconds{sample="short",metric="tfc"}`); len(b) != 1 || b[0].value != 0.6 {
+		t.Errorf("budget gauge %+v", b)
+	}
+
+	// Outage: the endpoint goes away for several push intervals.
+	vm.stop()
+	time.Sleep(4 * time.Second)
+	vm.start(t)
+	time.Sleep(3 * time.Second)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	runs := countRuns(t, results)
+	time.Sleep(time.Second)
+	total := vm.query(t, `sum(streamprobe_runs_total)`)
+	if len(total) != 1 || int(total[0].value) != runs {
+		t.Errorf("runs_total in VictoriaMetrics = %+v, results log has %d runs: something measured was lost", total, runs)
+	}
+	errs := vm.query(t, `streamprobe_push_errors_total`)
+	if len(errs) != 1 || errs[0].value < 2 {
+		t.Errorf("push_errors_total = %+v, want the outage's failed pushes counted", errs)
+	}
+}
