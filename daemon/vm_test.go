@@ -159,11 +159,29 @@ timeout = "1s"
 name = "ref"
 builtin = true
 dialect = "openai-chat"
-samples = ["short"]
-every = "1500ms"
+samples = ["short", "long", "cancel"]
+every = "2s"
+jitter = "0s"
+[[target]]
+name = "ref-sse"
+builtin = true
+dialect = "sse"
+samples = []
+drills = ["drop"]
+drill_every = "2s"
 jitter = "0s"
 [budget.short]
 tfc = "600ms"
+gap = "100ms"
+tail = "2s"
+[budget.long]
+tfc = "1500ms"
+gap = "150ms"
+tail = "30s"
+[budget.cancel]
+tfc = "1500ms"
+gap = "150ms"
+tail = "30s"
 `, results, vm.addr)
 	cfg, err := config.Parse("vm-test.toml", []byte(cfgText), os.Getenv)
 	if err != nil {
@@ -174,9 +192,9 @@ tfc = "600ms"
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, nil) }()
 
-	time.Sleep(7 * time.Second)
+	time.Sleep(10 * time.Second)
 	// The series, with their labels.
-	got := vm.query(t, `streamprobe_runs_total{outcome="success"}`)
+	got := vm.query(t, `streamprobe_runs_total{outcome="success",sample="short"}`)
 	if len(got) != 1 {
 		t.Fatalf("runs_total series: %+v", got)
 	}
@@ -191,17 +209,20 @@ tfc = "600ms"
 	}
 	// p95 of TFC from the summed buckets: the schedule sends the first
 	// chunk at 412 ms; vmrange buckets are about 13%% wide.
-	q := vm.query(t, `histogram_quantile(0.95, sum(rate(streamprobe_tfc_seconds_bucket{resumed="false"}[1m])) by (vmrange))`)
+	q := vm.query(t, `histogram_quantile(0.95, sum(rate(streamprobe_tfc_seconds_bucket{resumed="false",sample="short"}[1m])) by (vmrange))`)
 	if len(q) != 1 || q[0].value < 0.36 || q[0].value > 0.47 {
 		t.Errorf("p95 TFC from buckets = %+v, scheduled 0.412 s", q)
 	}
-	gap := vm.query(t, `histogram_quantile(0.5, sum(rate(streamprobe_gap_seconds_bucket[1m])) by (vmrange))`)
+	gap := vm.query(t, `histogram_quantile(0.5, sum(rate(streamprobe_gap_seconds_bucket{sample="short"}[1m])) by (vmrange))`)
 	if len(gap) != 1 || gap[0].value < 0.035 || gap[0].value > 0.06 {
 		t.Errorf("p50 gap from buckets = %+v, scheduled about 0.046 s", gap)
 	}
 	if b := vm.query(t, `streamprobe_budget_seconds{sample="short",metric="tfc"}`); len(b) != 1 || b[0].value != 0.6 {
 		t.Errorf("budget gauge %+v", b)
 	}
+
+	// Every query of the Grafana dashboard returns data.
+	checkDashboard(t, vm, "../deploy/grafana-dashboard.json")
 
 	// Outage: the endpoint goes away for several push intervals.
 	vm.stop()
@@ -221,5 +242,39 @@ tfc = "600ms"
 	errs := vm.query(t, `streamprobe_push_errors_total`)
 	if len(errs) != 1 || errs[0].value < 2 {
 		t.Errorf("push_errors_total = %+v, want the outage's failed pushes counted", errs)
+	}
+}
+
+// checkDashboard runs every panel query of a Grafana dashboard, with its
+// variables filled in, and fails on a query that returns nothing.
+func checkDashboard(t *testing.T, vm *victoriaMetrics, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			expr := strings.NewReplacer("$__rate_interval", "5m", "$__range", "5m", "$region", ".*").Replace(tg.Expr)
+			if len(vm.query(t, expr)) == 0 {
+				t.Errorf("dashboard panel %q: no data for %s", p.Title, expr)
+			}
+			n++
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d dashboard queries", n)
 	}
 }

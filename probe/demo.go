@@ -43,6 +43,8 @@ func NewDemoServer() *ssetest.Server {
 	sched := DemoSchedules()
 	drills := DemoDrillSchedule()
 	srv := ssetest.NewUnstarted(sched["short"])
+	// A resume costs a 20 ms handshake, as a real one does.
+	srv.ResumeHeaderDelay = 20 * time.Millisecond
 	srv.ScheduleFor = func(r *http.Request, body []byte) []ssetest.Step {
 		if r.URL.Path == "/events" {
 			return drills

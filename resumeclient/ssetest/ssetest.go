@@ -76,6 +76,9 @@ type Server struct {
 	Retention int
 	// ResumeDelay is the wait before the first event of a resumed stream.
 	ResumeDelay time.Duration
+	// ResumeHeaderDelay is the wait before the response headers of a
+	// request that carries Last-Event-ID (a slow reconnect handshake).
+	ResumeHeaderDelay time.Duration
 	// Status and ContentType override the answer (fault injection).
 	Status      int
 	ContentType string
@@ -242,6 +245,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	first, delay := 0, time.Duration(0)
 	var prefix []Step
+	if c.LastEventID != "" && s.ResumeHeaderDelay > 0 {
+		if !sleepUntil(r.Context(), s.quit, time.Now().Add(s.ResumeHeaderDelay)) {
+			gone = true
+			return
+		}
+	}
 	if c.LastEventID != "" && s.Bug != Restart {
 		idx := s.find(steps, c.LastEventID, live)
 		switch {

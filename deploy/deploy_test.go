@@ -1,0 +1,75 @@
+// Package deploy holds what an operator deploys beside the binary: alert
+// rules and a Grafana dashboard. Its tests check them with the real tools.
+package deploy
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func tool(t *testing.T, name, pkg string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing and CI must run this test (.ci/run installs Debian's %s)", name, pkg)
+		}
+		t.Skipf("%s not installed (apt-get install %s)", name, pkg)
+	}
+	return bin
+}
+
+func TestAlertRulesWithPromtool(t *testing.T) {
+	promtool := tool(t, "promtool", "prometheus")
+	if out, err := exec.Command(promtool, "check", "rules", "alerts.yml").CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	out, err := exec.Command(promtool, "test", "rules", "alerts_test.yml").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SUCCESS") {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
+func TestAlertRulesWithVmalert(t *testing.T) {
+	vmalert := tool(t, "vmalert", "victoria-metrics")
+	out, err := exec.Command(vmalert, "-rule=alerts.yml", "-dryRun", "-loggerLevel=ERROR").CombinedOutput()
+	if err != nil {
+		t.Fatalf("vmalert -dryRun: %v\n%s", err, out)
+	}
+}
+
+func TestDashboardIsValidJSON(t *testing.T) {
+	b, err := os.ReadFile("grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		UID    string `json:"uid"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string]bool{}
+	for _, p := range d.Panels {
+		titles[p.Title] = true
+		for _, tg := range p.Targets {
+			if strings.Contains(tg.Expr, "avg(") {
+				t.Errorf("panel %q averages (percentiles come from summed buckets): %s", p.Title, tg.Expr)
+			}
+		}
+	}
+	for _, want := range []string{"TFC: short", "TFC: long", "TFC: cancel", "Share of runs that stalled over 250 ms", "Resume verdicts by region", "Gap p50 vs p95: short"} {
+		if !titles[want] {
+			t.Errorf("dashboard lacks the panel %q", want)
+		}
+	}
+}
