@@ -210,7 +210,7 @@ tail = "30s"
 	// p95 of TFC from the summed buckets: the schedule sends the first
 	// chunk at 412 ms; vmrange buckets are about 13%% wide.
 	q := vm.query(t, `histogram_quantile(0.95, sum(rate(streamprobe_tfc_seconds_bucket{resumed="false",sample="short"}[1m])) by (vmrange))`)
-	if len(q) != 1 || q[0].value < 0.36 || q[0].value > 0.47 {
+	if len(q) != 1 || q[0].value < 0.36 || q[0].value > 0.53 { // the 412 ms bucket, or the next one when the server runs late
 		t.Errorf("p95 TFC from buckets = %+v, scheduled 0.412 s", q)
 	}
 	gap := vm.query(t, `histogram_quantile(0.5, sum(rate(streamprobe_gap_seconds_bucket{sample="short"}[1m])) by (vmrange))`)

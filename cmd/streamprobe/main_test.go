@@ -158,9 +158,12 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	short := recs[0]
+	// The scheduled values; the exact comparison with the server's real
+	// send times is in the probe package. 25 ms allows for the server's
+	// timers on a loaded machine.
 	f := func(name string, got *float64, want float64) {
 		t.Helper()
-		if got == nil || math.Abs(*got-want) > 5 {
+		if got == nil || math.Abs(*got-want) > 25 {
 			t.Errorf("short %s = %v, scheduled %v", name, got, want)
 		}
 	}
