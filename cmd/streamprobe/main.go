@@ -27,6 +27,7 @@ Usage:
   streamprobe once -url URL [flags]   run one streaming request (or a resume drill with -drill) and print its record
   streamprobe run [-config FILE]      run the scheduled daemon (metrics push, /metrics)
   streamprobe validate [-config FILE] check a config file
+  streamprobe check -config FILE      the acceptance check before a rollout: scorecard, exit 0 or 1
   streamprobe help [command]          show help for a command
 
 Run 'streamprobe COMMAND -h' for the flags of a command.
@@ -51,6 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdRun(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
+	case "check":
+		return cmdCheck(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			return run([]string{args[1], "-h"}, stdout, stderr)
@@ -58,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run or validate; see 'streamprobe help')\n", args[0])
+		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run, validate or check; see 'streamprobe help')\n", args[0])
 		return exitUsage
 	}
 }

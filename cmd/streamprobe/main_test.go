@@ -238,3 +238,94 @@ func TestDemoDrills(t *testing.T) {
 		}
 	}
 }
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := t.TempDir() + "/probe.toml"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const checkTargets = `[[target]]
+name = "chat"
+builtin = true
+dialect = "openai-chat"
+samples = ["short", "long", "cancel"]
+[[target]]
+name = "events"
+builtin = true
+dialect = "sse"
+samples = []
+drills = ["drop", "stale"]
+`
+
+// The built-in target's short stream has a 259 ms stall: within a 300 ms
+// gap budget it passes, within a 100 ms one the short gap cell is red.
+func TestCheckExitCodesAndJSON(t *testing.T) {
+	within := writeConfig(t, checkTargets+`[budget.short]
+tfc = "600ms"
+gap = "300ms"
+tail = "2s"
+[budget.long]
+tfc = "1500ms"
+gap = "150ms"
+`)
+	code, stdout, stderr := runCmd(t, "check", "-config", within, "-runs", "3")
+	if code != exitOK || !strings.Contains(stdout, "verdict: PASS") {
+		t.Fatalf("within budget: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	over := writeConfig(t, checkTargets+`[budget.short]
+gap = "100ms"
+`)
+	dir := t.TempDir()
+	code, stdout, stderr = runCmd(t, "check", "-config", over, "-runs", "3", "-json", "-junit", dir+"/junit.xml", "-html", dir+"/report.html")
+	if code != exitFail {
+		t.Fatalf("over budget: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var sum struct {
+		Pass    bool `json:"pass"`
+		Targets []struct {
+			Target string `json:"target"`
+			Pass   bool   `json:"pass"`
+			Cells  []struct {
+				Row    string `json:"row"`
+				Sample string `json:"sample"`
+				Over   bool   `json:"over"`
+				Why    string `json:"why"`
+			} `json:"cells"`
+			Drills []struct {
+				Drill, Verdict string
+			} `json:"drills"`
+			RequestIDs map[string][]string `json:"request_ids"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("-json output: %v\n%s", err, stdout)
+	}
+	if sum.Pass || len(sum.Targets) != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	var red []string
+	for _, c := range sum.Targets[0].Cells {
+		if c.Over {
+			red = append(red, c.Sample+"/"+c.Row+": "+c.Why)
+		}
+	}
+	if len(red) != 1 || !strings.HasPrefix(red[0], "short/gap: p95 2") {
+		t.Errorf("red cells %q, want only short/gap", red)
+	}
+	if len(sum.Targets[0].RequestIDs["short"]) != 3 || !sum.Targets[1].Pass || len(sum.Targets[1].Drills) != 2 {
+		t.Errorf("request ids %v, drills %+v", sum.Targets[0].RequestIDs, sum.Targets[1].Drills)
+	}
+	for _, f := range []string{"junit.xml", "report.html"} {
+		if st, err := os.Stat(dir + "/" + f); err != nil || st.Size() < 500 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	code, _, stderr = runCmd(t, "check", "-config", over, "-target", "nope")
+	if code != exitUsage || !strings.Contains(stderr, `-target "nope": no such target`) {
+		t.Errorf("bad target: exit %d %q", code, stderr)
+	}
+}

@@ -1,0 +1,118 @@
+package scorecard
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is missing and CI must run this test (.ci/run installs Debian's chromium)")
+	}
+	t.Skip("chromium not installed (apt-get install chromium)")
+	return ""
+}
+
+// headless runs Debian's Chromium as the project's tests may: no sandbox
+// (root), no GPU, no background networking, a fresh profile.
+func headless(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir()}
+	cmd := exec.Command(bin, append(base, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chromium: %v\n%s", err, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("chromium did not finish in 60 s")
+	}
+	return out.Bytes()
+}
+
+// The HTML report rendered by a real browser: one tick per chunk for each
+// run shown, the stall highlighted, the reconnect band present.
+func TestHTMLInChromium(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	var b bytes.Buffer
+	if err := WriteHTML(&b, []*Card{fixedCard()}, 5, time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte("http://")) || bytes.Contains(b.Bytes(), []byte("https://")) || bytes.Contains(b.Bytes(), []byte("src=")) {
+		t.Error("the report refers to something outside itself")
+	}
+	os.WriteFile(page, b.Bytes(), 0o644)
+	dom := string(headless(t, bin, "--dump-dom", "file://"+page))
+	if !strings.Contains(dom, `data-rendered="1"`) {
+		t.Fatalf("the page's script did not run in the browser:\n%.500s", dom)
+	}
+	svgs := regexp.MustCompile(`<svg class="timeline"[^>]*>`).FindAllString(dom, -1)
+	// short, long, cancel: p50 and worst each (worst == p50 when all runs
+	// are alike is drawn once), plus the drill run.
+	if len(svgs) < 4 {
+		t.Fatalf("%d timelines in the DOM", len(svgs))
+	}
+	attr := func(tag, name string) int {
+		m := regexp.MustCompile(name + `="([0-9]+)"`).FindStringSubmatch(tag)
+		if m == nil {
+			t.Fatalf("%s missing in %s", name, tag)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	stalls, bands := 0, 0
+	for _, svg := range svgs {
+		if attr(svg, "data-ticks-rendered") != attr(svg, "data-chunks") {
+			t.Errorf("ticks drawn %d, chunks %d: %s", attr(svg, "data-ticks-rendered"), attr(svg, "data-chunks"), svg)
+		}
+		stalls += attr(svg, "data-stalls-rendered")
+		bands += attr(svg, "data-bands-rendered")
+		if attr(svg, "data-bands-rendered") != attr(svg, "data-bands") {
+			t.Errorf("bands drawn %d, want %d", attr(svg, "data-bands-rendered"), attr(svg, "data-bands"))
+		}
+	}
+	if stalls < 1 {
+		t.Error("no stall highlighted, though every short run has a 259 ms gap")
+	}
+	if bands != 1 {
+		t.Errorf("%d reconnect bands drawn, want 1 (the drill run)", bands)
+	}
+	// The drill's reconnect interval (180 -> 700 ms) is a band, never a stall.
+	for _, svg := range svgs {
+		if attr(svg, "data-bands") == 1 && attr(svg, "data-stalls-rendered") != 0 {
+			t.Errorf("the reconnect was drawn as a stall: %s", svg)
+		}
+	}
+	shot := filepath.Join(dir, "report.png")
+	headless(t, bin, "--screenshot="+shot, "--window-size=1100,1400", "--hide-scrollbars", "file://"+page)
+	png, err := os.ReadFile(shot)
+	if err != nil || len(png) < 10000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("screenshot: %d bytes, %v", len(png), err)
+	}
+}

@@ -1,0 +1,380 @@
+// Package scorecard is the acceptance check's sink: it reduces the records
+// of many runs into the scorecard article's three columns (one per sample
+// class), each cell a p50 and a p95 against the class budget, names the red
+// cells with the article's triage, and renders the card as text, JSON,
+// JUnit XML and a self-contained HTML report. Percentiles across runs come
+// from the raw per-run values, never from averaging per-run percentiles.
+package scorecard
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+// Run is one finished run with the timeline the report draws.
+type Run struct {
+	Record probe.Record
+	// Chunks are the chunk arrival times, ms from the start.
+	Chunks []float64
+	// End is the end marker, ms from the start, when there was one.
+	End *float64
+	// Bands are the reconnects: from the drop to the first chunk after.
+	Bands []Band
+}
+
+// Band is one reconnect on a timeline.
+type Band struct {
+	DropMs, FirstChunkMs, HandshakeMs float64
+	// Chunk is the index of the first chunk after the reconnect.
+	Chunk int
+}
+
+// FromResult makes a Run of a probe result.
+func FromResult(res probe.Result) Run {
+	tl := res.Timeline
+	chunks, end := tl.Millis()
+	r := Run{Record: res.Record, Chunks: chunks, End: end}
+	for i, rc := range tl.Reconnects {
+		if rc.FirstChunk.IsZero() {
+			continue
+		}
+		r.Bands = append(r.Bands, Band{
+			Chunk:        tl.Breaks[i],
+			DropMs:       float64(rc.Drop.Sub(tl.Start)) / 1e6,
+			FirstChunkMs: float64(rc.FirstChunk.Sub(tl.Start)) / 1e6,
+			HandshakeMs:  float64(rc.FirstChunk.Sub(rc.Start)) / 1e6,
+		})
+	}
+	return r
+}
+
+// Budget is the p95 budget of one class in ms; 0 means none.
+type Budget struct{ TFC, Gap, Tail float64 }
+
+// Rows of the card, in order.
+var Rows = []string{"tfc", "gap", "tail", "close", "stall_share", "outcomes"}
+
+// Cell is one row of one class.
+type Cell struct {
+	Row    string   `json:"row"`
+	Sample string   `json:"sample"`
+	N      int      `json:"n"`
+	P50    *float64 `json:"p50_ms,omitempty"`
+	P95    *float64 `json:"p95_ms,omitempty"`
+	Budget *float64 `json:"budget_p95_ms,omitempty"`
+	// Share is the stall share (runs with any gap over 250 ms).
+	Share *float64 `json:"share,omitempty"`
+	// Outcomes counts the runs by outcome (outcomes row).
+	Outcomes map[string]int `json:"outcomes,omitempty"`
+	Over     bool           `json:"over"`
+	Why      string         `json:"why,omitempty"`
+}
+
+// Drill is the result of one resume drill.
+type Drill struct {
+	Drill     string `json:"drill"`
+	Verdict   string `json:"verdict"`
+	Detail    string `json:"detail,omitempty"`
+	Outcome   string `json:"outcome"`
+	Error     string `json:"error,omitempty"`
+	RequestID string `json:"request_id"`
+	Failed    bool   `json:"failed"`
+}
+
+// Card is the scorecard of one target.
+type Card struct {
+	Target     string              `json:"target"`
+	Samples    []string            `json:"samples"`
+	Cells      []Cell              `json:"cells"`
+	Drills     []Drill             `json:"drills,omitempty"`
+	Triage     []string            `json:"triage,omitempty"`
+	RequestIDs map[string][]string `json:"request_ids"`
+	Pass       bool                `json:"pass"`
+
+	runs   map[string][]Run
+	drills []Run
+}
+
+// intended reports whether a run ended as its sample means it to.
+func intended(r probe.Record) bool {
+	if r.Sample == "cancel" {
+		return r.Outcome == probe.ClientCancelled && r.Chunks > 0
+	}
+	return r.Outcome == probe.Success
+}
+
+func pcts(vals []float64) (*float64, *float64) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	p50, _ := probe.Percentile(s, 50)
+	p95, _ := probe.Percentile(s, 95)
+	return &p50, &p95
+}
+
+func budgetPtr(v float64) *float64 {
+	if v <= 0 {
+		return nil
+	}
+	return &v
+}
+
+// Build reduces runs (by sample) and drill runs of one target. samples
+// gives the column order.
+func Build(target string, samples []string, runs map[string][]Run, drills []Run, budgets map[string]Budget) *Card {
+	c := &Card{Target: target, Samples: samples, RequestIDs: map[string][]string{}, runs: runs, drills: drills}
+	for _, s := range samples {
+		b := budgets[s]
+		var tfc, gaps, tail, closeMs []float64
+		stalled, good := 0, 0
+		outcomes := map[string]int{}
+		failed := 0
+		for _, r := range runs[s] {
+			rec := r.Record
+			c.RequestIDs[s] = append(c.RequestIDs[s], rec.RequestID)
+			outcomes[string(rec.Outcome)]++
+			if !intended(rec) {
+				failed++
+				continue
+			}
+			// Resumed runs never enter these cells.
+			if rec.Resumed {
+				continue
+			}
+			good++
+			if rec.TFCMs != nil {
+				tfc = append(tfc, *rec.TFCMs)
+			}
+			gaps = append(gaps, rec.Gaps.Values...)
+			if rec.TailMs != nil {
+				tail = append(tail, *rec.TailMs)
+			}
+			if rec.CloseMs != nil {
+				closeMs = append(closeMs, *rec.CloseMs)
+			}
+			if rec.Stalls > 0 {
+				stalled++
+			}
+		}
+		cell := func(row string, vals []float64, budget float64) {
+			p50, p95 := pcts(vals)
+			ce := Cell{Row: row, Sample: s, N: len(vals), P50: p50, P95: p95, Budget: budgetPtr(budget)}
+			switch {
+			case ce.Budget != nil && p95 == nil:
+				ce.Over, ce.Why = true, "no successful run to measure"
+			case ce.Budget != nil && *p95 > *ce.Budget:
+				ce.Over, ce.Why = true, fmt.Sprintf("p95 %s over the %s budget", msText(*p95), msText(*ce.Budget))
+			}
+			c.Cells = append(c.Cells, ce)
+		}
+		cell("tfc", tfc, b.TFC)
+		cell("gap", gaps, b.Gap)
+		cell("tail", tail, b.Tail)
+		cell("close", closeMs, 0)
+		share := Cell{Row: "stall_share", Sample: s, N: good}
+		if good > 0 {
+			v := float64(stalled) / float64(good)
+			share.Share = &v
+		}
+		c.Cells = append(c.Cells, share)
+		oc := Cell{Row: "outcomes", Sample: s, N: len(runs[s]), Outcomes: outcomes}
+		if failed > 0 {
+			oc.Over, oc.Why = true, fmt.Sprintf("%d of %d runs did not end as the %s sample should", failed, len(runs[s]), s)
+		}
+		c.Cells = append(c.Cells, oc)
+	}
+	sort.SliceStable(drills, func(i, j int) bool {
+		return slices.Index(probe.DrillNames, drills[i].Record.Drill) < slices.Index(probe.DrillNames, drills[j].Record.Drill)
+	})
+	c.drills = drills
+	for _, r := range drills {
+		rec := r.Record
+		d := Drill{Drill: rec.Drill, Verdict: string(rec.Verdict), Detail: rec.ResumeDetail, Outcome: string(rec.Outcome),
+			RequestID: rec.RequestID, Failed: rec.Verdict.Failed() || rec.Outcome != probe.Success}
+		if rec.Outcome != probe.Success {
+			d.Error = rec.Error
+		}
+		c.Drills = append(c.Drills, d)
+	}
+	c.Triage = c.triage()
+	c.Pass = true
+	for _, ce := range c.Cells {
+		if ce.Over {
+			c.Pass = false
+		}
+	}
+	for _, d := range c.Drills {
+		if d.Failed {
+			c.Pass = false
+		}
+	}
+	return c
+}
+
+// cell returns the cell of row and sample.
+func (c *Card) cell(row, sample string) *Cell {
+	for i := range c.Cells {
+		if c.Cells[i].Row == row && c.Cells[i].Sample == sample {
+			return &c.Cells[i]
+		}
+	}
+	return nil
+}
+
+// RedCells lists the cells over budget, in card order.
+func (c *Card) RedCells() []Cell {
+	var out []Cell
+	for _, ce := range c.Cells {
+		if ce.Over {
+			out = append(out, ce)
+		}
+	}
+	return out
+}
+
+func msText(v float64) string {
+	if v >= 10 {
+		return fmt.Sprintf("%.0f ms", v)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+// triage states, for each class with a red cell, the article's checks in
+// their fixed order, from the data the card has.
+func (c *Card) triage() []string {
+	var out []string
+	for _, s := range c.Samples {
+		red := false
+		for _, row := range Rows {
+			if ce := c.cell(row, s); ce != nil && ce.Over {
+				red = true
+			}
+		}
+		if buffering := c.buffering(s); buffering != "" {
+			out = append(out, fmt.Sprintf("%s: %s", s, buffering))
+		}
+		if !red {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s, 1. tail vs output length: %s", s, c.tokens(s)))
+		out = append(out, fmt.Sprintf("%s, 2. gap p95 vs p50: %s", s, c.spread(s)))
+		out = append(out, fmt.Sprintf("%s, 3. TFC vs prompt size: %s", s, c.prompt()))
+		out = append(out, fmt.Sprintf("%s, 4. resume rate: %s", s, c.resumeRate(s)))
+	}
+	return out
+}
+
+func (c *Card) tokens(s string) string {
+	var comp, tps []float64
+	for _, r := range c.runs[s] {
+		if r.Record.Tokens != nil && intended(r.Record) {
+			comp = append(comp, float64(r.Record.Tokens.Completion))
+		}
+		if r.Record.VisibleTPS != nil {
+			tps = append(tps, *r.Record.VisibleTPS)
+		}
+	}
+	if len(comp) == 0 {
+		return "no token counts were reported, so a longer answer cannot be told from a slower one"
+	}
+	p50, _ := pcts(comp)
+	msg := fmt.Sprintf("median output %.0f tokens", *p50)
+	if t, _ := pcts(tps); t != nil {
+		msg += fmt.Sprintf(" at %.1f visible tokens/s", *t)
+	}
+	return msg + "; if the output grew, the tail moved for a boring reason"
+}
+
+func (c *Card) spread(s string) string {
+	g := c.cell("gap", s)
+	if g == nil || g.P50 == nil {
+		return "no gaps measured"
+	}
+	ratio := *g.P95 / max(*g.P50, 0.001)
+	if ratio >= 3 {
+		return fmt.Sprintf("p95 %s vs p50 %s (x%.1f): a wide spread is stalls", msText(*g.P95), msText(*g.P50), ratio)
+	}
+	return fmt.Sprintf("p95 %s vs p50 %s (x%.1f): narrow but high is a slow model or heavy batching", msText(*g.P95), msText(*g.P50), ratio)
+}
+
+func (c *Card) prompt() string {
+	short, long := c.cell("tfc", "short"), c.cell("tfc", "long")
+	if short == nil || long == nil || short.P50 == nil || long.P50 == nil {
+		return "needs both the short and the long class measured"
+	}
+	ratio := *long.P50 / max(*short.P50, 0.001)
+	if ratio >= 1.5 {
+		return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): TFC tracks prompt length, a prefill problem", msText(*long.P50), msText(*short.P50), ratio)
+	}
+	return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): flat across prompt sizes; if high, queueing or buffering", msText(*long.P50), msText(*short.P50), ratio)
+}
+
+func (c *Card) resumeRate(s string) string {
+	n, resumed := len(c.runs[s]), 0
+	for _, r := range c.runs[s] {
+		if r.Record.Resumed {
+			resumed++
+		}
+	}
+	msg := fmt.Sprintf("%d of %d runs resumed", resumed, n)
+	failed := 0
+	for _, d := range c.Drills {
+		if d.Failed {
+			failed++
+		}
+	}
+	if failed > 0 {
+		msg += fmt.Sprintf("; %d resume drill(s) failed: fix reconnection before tuning anything", failed)
+	}
+	return msg
+}
+
+// buffering names the proxy-buffering pattern: near-zero gaps after a late
+// first chunk, the whole answer released at once.
+func (c *Card) buffering(s string) string {
+	g, t := c.cell("gap", s), c.cell("tfc", s)
+	if g == nil || t == nil || g.P50 == nil || t.P50 == nil {
+		return ""
+	}
+	if *g.P50 < 1 && *t.P50 > 100 {
+		return fmt.Sprintf("suspected proxy buffering: near-zero gaps (p50 %s) after a late first chunk (TFC p50 %s); the answer arrives in one burst (check proxy_buffering / X-Accel-Buffering)", msText(*g.P50), msText(*t.P50))
+	}
+	return ""
+}
+
+// Representative picks the runs a report draws for a class: the p50 run
+// by TFC and the worst run by its largest gap.
+func (c *Card) Representative(s string) (p50, worst *Run) {
+	var good []*Run
+	for i := range c.runs[s] {
+		r := &c.runs[s][i]
+		if r.Record.TFCMs != nil {
+			good = append(good, r)
+		}
+	}
+	if len(good) == 0 {
+		return nil, nil
+	}
+	sort.SliceStable(good, func(i, j int) bool { return *good[i].Record.TFCMs < *good[j].Record.TFCMs })
+	idx := min(len(good)-1, int(float64(len(good)-1)/2+0.5))
+	p50 = good[idx]
+	worst = good[0]
+	for _, r := range good {
+		if maxGap(r) > maxGap(worst) {
+			worst = r
+		}
+	}
+	return p50, worst
+}
+
+func maxGap(r *Run) float64 {
+	if r.Record.Gaps.MaxMs == nil {
+		return 0
+	}
+	return *r.Record.Gaps.MaxMs
+}

@@ -1,0 +1,166 @@
+package scorecard
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// run makes a deterministic run from chunk times, as the probe would
+// reduce them.
+func run(sample string, i int, outcome probe.Outcome, chunks []float64, end *float64, tokens int) Run {
+	s := probe.Reduce(chunks, end)
+	r := probe.Record{RequestID: fmt.Sprintf("%s-%02d", sample, i), Target: "api", Sample: sample, Dialect: "openai-chat",
+		Drill: "none", Outcome: outcome, Chunks: len(chunks), TFCMs: s.TFC, TailMs: s.Tail, CloseMs: s.Close, Stalls: s.Stalls,
+		Gaps: probe.Gaps{Count: len(s.Gaps), P50Ms: s.GapP50, P95Ms: s.GapP95, MaxMs: s.GapMax, Values: s.Gaps}}
+	if tokens > 0 {
+		r.Tokens = &probe.Tokens{Prompt: 14, Completion: tokens}
+	}
+	return Run{Record: r, Chunks: chunks, End: end}
+}
+
+func shift(vals []float64, d float64) []float64 {
+	out := make([]float64, len(vals))
+	for i, v := range vals {
+		out[i] = v + d
+	}
+	return out
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// fixedCard: short is the article's worked example (one 259 ms stall per
+// run) against a 100 ms gap budget; long streams evenly within budget;
+// cancel has one run that failed; one drill found an off-by-one replay.
+func fixedCard() *Card {
+	worked := []float64{412, 452, 497, 541, 588, 634, 691, 950, 998, 1044}
+	runs := map[string][]Run{}
+	for i := range 5 {
+		d := float64(i * 10)
+		runs["short"] = append(runs["short"], run("short", i, probe.Success, shift(worked, d), ptr(1051+d), 10))
+		var long []float64
+		for k := range 40 {
+			long = append(long, 900+float64(i*5)+float64(k*30))
+		}
+		runs["long"] = append(runs["long"], run("long", i, probe.Success, long, ptr(long[39]+5), 40))
+		if i < 4 {
+			runs["cancel"] = append(runs["cancel"], run("cancel", i, probe.ClientCancelled, long[:3], nil, 0))
+		} else {
+			runs["cancel"] = append(runs["cancel"], run("cancel", i, probe.UpstreamError, nil, nil, 0))
+		}
+	}
+	drill := run("long", 0, probe.Success, []float64{100, 140, 180, 700, 740}, ptr(800), 0)
+	drill.Record.Drill, drill.Record.RequestID, drill.Record.Resumed = "drop", "drill-00", true
+	drill.Record.Verdict = probe.VerdictDuplicate
+	drill.Record.ResumeDetail = "resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"
+	drill.Bands = []Band{{DropMs: 185, FirstChunkMs: 700, HandshakeMs: 510, Chunk: 3}}
+	budgets := map[string]Budget{"short": {TFC: 600, Gap: 100, Tail: 2000}, "long": {TFC: 1500, Gap: 150, Tail: 30000}, "cancel": {TFC: 1500}}
+	return Build("api", []string{"short", "long", "cancel"}, runs, []Run{drill}, budgets)
+}
+
+func TestTextGolden(t *testing.T) {
+	got := fixedCard().Text(false, 5)
+	const golden = "testdata/card.golden"
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("scorecard text differs from %s (go test ./scorecard -update rewrites it):\n%s", golden, got)
+	}
+}
+
+func TestCellsAndVerdict(t *testing.T) {
+	c := fixedCard()
+	if c.Pass {
+		t.Fatal("card passed with a red cell and a failing drill")
+	}
+	var red []string
+	for _, ce := range c.RedCells() {
+		red = append(red, ce.Sample+"/"+ce.Row)
+	}
+	if strings.Join(red, " ") != "short/gap cancel/outcomes" {
+		t.Errorf("red cells %v", red)
+	}
+	g := c.cell("gap", "short")
+	// 45 gaps pooled from 5 runs, each with one 259 ms stall: p95 is the
+	// stall, p50 a normal gap.
+	if g.N != 45 || *g.P50 != 46 || *g.P95 != 259 {
+		t.Errorf("short gap cell %+v", g)
+	}
+	if tfc := c.cell("tfc", "short"); *tfc.P50 != 432 || *tfc.P95 != 452 {
+		t.Errorf("short TFC p50/p95 %v/%v, want 432/452 (raw per-run TFCs 412..452)", *tfc.P50, *tfc.P95)
+	}
+	if tfc := c.cell("tfc", "cancel"); tfc.N != 4 {
+		t.Errorf("the failed cancel run entered the TFC cell: n = %d", tfc.N)
+	}
+	if s := c.cell("stall_share", "short"); *s.Share != 1 {
+		t.Errorf("stall share %v", *s.Share)
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, []*Card{fixedCard()}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		XMLName  xml.Name `xml:"testsuites"`
+		Tests    int      `xml:"tests,attr"`
+		Failures int      `xml:"failures,attr"`
+		Suites   []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Cases    []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, b.String())
+	}
+	// 3 classes x 6 rows + 1 drill; failures: short gap, cancel outcomes, the drill.
+	if doc.Tests != 19 || doc.Failures != 3 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 19 {
+		t.Fatalf("tests %d failures %d suites %d", doc.Tests, doc.Failures, len(doc.Suites))
+	}
+	var msgs []string
+	for _, c := range doc.Suites[0].Cases {
+		if c.Failure != nil {
+			msgs = append(msgs, c.Name+": "+c.Failure.Message)
+		}
+	}
+	want := []string{"short gap: p95 259 ms over the 100 ms budget", "cancel outcomes: 1 of 5 runs did not end as the cancel sample should",
+		"drill drop: resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"}
+	if strings.Join(msgs, "|") != strings.Join(want, "|") {
+		t.Errorf("failures %q", msgs)
+	}
+}
+
+func TestBufferingNamed(t *testing.T) {
+	var runs []Run
+	for i := range 3 {
+		chunks := []float64{900, 900.2, 900.3, 900.5, 900.6}
+		runs = append(runs, run("short", i, probe.Success, chunks, ptr(901), 0))
+	}
+	c := Build("api", []string{"short"}, map[string][]Run{"short": runs}, nil, map[string]Budget{"short": {TFC: 600}})
+	if !strings.Contains(strings.Join(c.Triage, "\n"), "suspected proxy buffering") {
+		t.Errorf("triage %q", c.Triage)
+	}
+	if !strings.Contains(strings.Join(c.Triage, "\n"), "no token counts") {
+		t.Errorf("triage lacks the token check: %q", c.Triage)
+	}
+}
