@@ -99,6 +99,9 @@ type Target struct {
 	MaxEventSize int      `toml:"max_event_size"`
 	EndEvent     string   `toml:"end_event"`
 	EndData      *string  `toml:"end_data"`
+	// InsecureSkipVerify turns TLS verification off for this target
+	// (logged loudly at every start).
+	InsecureSkipVerify bool `toml:"insecure_skip_verify"`
 	// Drill settings.
 	DropAfter int    `toml:"drop_after"`
 	Rewind    int    `toml:"rewind"`

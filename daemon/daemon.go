@@ -43,6 +43,8 @@ type Daemon struct {
 	results   *os.File
 	wg        sync.WaitGroup // runs in flight
 
+	backoff map[string]time.Time // job name -> no run before (Retry-After)
+
 	pushMu      sync.Mutex
 	lastPushErr string
 	lastPushAt  time.Time
@@ -175,6 +177,11 @@ func (d *Daemon) apply(cfg *config.Config) error {
 	d.sched, d.sem, d.cfg = s, sem, cfg
 	d.mu.Unlock()
 	d.Metrics.SetBudgets(cfg)
+	for _, t := range cfg.Targets {
+		if t.InsecureSkipVerify {
+			d.Log.Warn("TLS CERTIFICATE VERIFICATION IS OFF for this target (insecure_skip_verify = true): its results prove nothing about its certificate", "target", t.Name)
+		}
+	}
 	s.Start()
 	if old != nil {
 		// Runs of the old config finish on their own; no new ones start.
@@ -239,6 +246,11 @@ func (d *Daemon) runJob(sem chan struct{}, j Job, cronJitter bool, jitter time.D
 	case <-ctx.Done():
 		return
 	}
+	if until, ok := d.notBefore(j.Name); ok {
+		d.Metrics.Skipped(j).Inc()
+		d.Log.Debug("run skipped: the target asked to wait (Retry-After)", "job", j.Name, "until", until.UTC().Format(time.RFC3339))
+		return
+	}
 	rctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
 	client := *d.Client
@@ -246,6 +258,27 @@ func (d *Daemon) runJob(sem chan struct{}, j Job, cronJitter bool, jitter time.D
 	res := probe.Run(rctx, j.Target, probe.Options{Sample: j.Sample, Client: &client, Drill: j.Drill,
 		FirstChunkTimeout: j.Conf.Timeout.Duration})
 	d.record(res.Record, ctx.Err() != nil)
+	if ra := res.Record.RetryAfterMs; ra != nil && (res.Record.HTTPStatus == http.StatusTooManyRequests || res.Record.HTTPStatus == http.StatusServiceUnavailable) {
+		wait := min(time.Duration(*ra)*time.Millisecond, time.Hour)
+		d.mu.Lock()
+		if d.backoff == nil {
+			d.backoff = map[string]time.Time{}
+		}
+		d.backoff[j.Name] = time.Now().Add(wait)
+		d.mu.Unlock()
+	}
+}
+
+// notBefore reports whether job must not run yet, and until when.
+func (d *Daemon) notBefore(job string) (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	until, ok := d.backoff[job]
+	if ok && time.Now().Before(until) {
+		return until, true
+	}
+	delete(d.backoff, job)
+	return time.Time{}, false
 }
 
 // record sends a finished run to the sinks.

@@ -183,3 +183,14 @@ func (m *Metrics) Observe(r probe.Record, intended bool) {
 		s.stalledRuns.Inc()
 	}
 }
+
+// Skipped is the counter of runs of job skipped because the target asked
+// to wait (Retry-After on a 429 or 503).
+func (m *Metrics) Skipped(j Job) *metrics.Counter {
+	drill := j.Drill.Name
+	if drill == "" {
+		drill = probe.DrillNone
+	}
+	s := m.series(j.Target.Name, j.Sample.Name, j.Target.Dialect, drill)
+	return m.Set.GetOrCreateCounter("streamprobe_runs_skipped_total{" + s.labels + `,reason="retry_after"}`)
+}

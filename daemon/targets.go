@@ -66,7 +66,8 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		}
 	}
 	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h,
-		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize}
+		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,
+		InsecureSkipVerify: ct.InsecureSkipVerify}
 	if ct.EndData != nil {
 		t.EndData = *ct.EndData
 	}

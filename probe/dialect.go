@@ -90,6 +90,9 @@ type Target struct {
 	EndData  string
 	// MaxEventSize bounds one event; 0 means the transport's default.
 	MaxEventSize int
+	// InsecureSkipVerify turns off TLS certificate verification for this
+	// target only. Callers log it loudly; it is never the default.
+	InsecureSkipVerify bool
 }
 
 // sseDialect is the generic dialect: every event with non-empty data is a

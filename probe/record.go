@@ -48,6 +48,7 @@ type Record struct {
 	Outcome          Outcome  `json:"outcome"`
 	Error            string   `json:"error,omitempty"`
 	HTTPStatus       int      `json:"http_status,omitempty"`
+	RetryAfterMs     *float64 `json:"retry_after_ms,omitempty"`
 	HeadersMs        *float64 `json:"headers_ms,omitempty"`
 	FirstEventMs     *float64 `json:"first_event_ms,omitempty"`
 	FirstEffectiveMs *float64 `json:"first_effective_ms,omitempty"`

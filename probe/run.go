@@ -8,12 +8,15 @@ package probe
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -165,9 +168,19 @@ func (r *run) do(ctx context.Context) {
 	if r.c == nil {
 		r.c = &resumeclient.Client{MaxEventSize: r.t.MaxEventSize}
 	}
+	if r.t.MaxEventSize > 0 && r.c.MaxEventSize != r.t.MaxEventSize {
+		c := *r.c
+		c.MaxEventSize = r.t.MaxEventSize
+		r.c = &c
+	}
+	if r.t.InsecureSkipVerify {
+		r.c = insecure(r.c)
+		defer r.c.HTTP.CloseIdleConnections()
+	}
 	st, err := r.c.Open(ctx, r.req)
 	r.tl.Start, r.tl.Headers = st.Start, st.HeadersAt
 	r.rec.HTTPStatus = st.Status
+	r.rec.RetryAfterMs = retryAfter(st.Header, time.Now())
 	if err != nil {
 		r.classify(ctx, err)
 		r.closed(st)
@@ -514,4 +527,38 @@ func fillScores(rec *Record, s Scores) {
 	rec.TailMs = round3(s.Tail)
 	rec.CloseMs = round3(s.Close)
 	rec.Stalls = s.Stalls
+}
+
+// insecure returns a copy of c whose transport does not verify TLS
+// certificates, for a target that asked for it.
+func insecure(c *resumeclient.Client) *resumeclient.Client {
+	base, _ := http.DefaultTransport.(*http.Transport)
+	if c.HTTP != nil {
+		if tr, ok := c.HTTP.Transport.(*http.Transport); ok {
+			base = tr
+		}
+	}
+	tr := base.Clone()
+	if tr.TLSClientConfig == nil {
+		tr.TLSClientConfig = &tls.Config{}
+	}
+	tr.TLSClientConfig.InsecureSkipVerify = true
+	out := *c
+	out.HTTP = &http.Client{Transport: tr}
+	return &out
+}
+
+// retryAfter reads a Retry-After header (seconds, or an HTTP date) as ms.
+func retryAfter(h http.Header, now time.Time) *float64 {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+		return ptr(float64(n) * 1000)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return ptr(math.Max(0, float64(t.Sub(now).Milliseconds())))
+	}
+	return nil
 }

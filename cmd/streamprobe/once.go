@@ -33,7 +33,7 @@ type onceFlags struct {
 	headers, headerEnv                              headerFlags
 	cancelAfter, maxEvent                           int
 	timeout                                         time.Duration
-	json                                            bool
+	json, insecure                                  bool
 
 	drill, staleID, ids, errorEvent, resetEvent string
 	staleHeaders                                headerFlags
@@ -58,6 +58,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.endData, "end-data", "[DONE]", "sse dialect: data that marks the end; with -end-event also empty, the end of the body is the end")
 	fs.IntVar(&f.maxEvent, "max-event-size", resumeclient.DefaultMaxEventSize, "largest event accepted, in bytes")
 	fs.BoolVar(&f.json, "json", false, "print the record as one JSON object per line")
+	fs.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify the target's TLS certificate (logged loudly; for test hosts only)")
 	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see the README)")
 	fs.IntVar(&f.dropAfter, "drop-after", probe.DefaultDropAfter, "drill: content chunks a connection reads before the client drops it")
 	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
@@ -183,7 +184,7 @@ func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Samp
 		name = u.Host
 	}
 	t = probe.Target{Name: name, URL: f.url, Dialect: f.dialect, Method: f.method, Header: h, Body: body,
-		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent}
+		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent, InsecureSkipVerify: f.insecure}
 	return t, s, nil
 }
 
@@ -224,6 +225,9 @@ Flags:
 	if err != nil {
 		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
 		return exitUsage
+	}
+	if f.insecure {
+		fmt.Fprintln(stderr, "streamprobe once: WARNING: TLS certificate verification is off (-insecure-skip-verify)")
 	}
 	drill, err := f.drillOptions()
 	if err != nil {
