@@ -245,3 +245,87 @@ func TestMetricsNamesAndLabels(t *testing.T) {
 		t.Error("an unresumed TFC entered the resumed series")
 	}
 }
+
+// The daemon's own faults: a push endpoint that answers slowly never delays
+// a run; a full disk under the results log loses no metric; a 429 with
+// Retry-After stops the job until then.
+func TestDaemonFaults(t *testing.T) {
+	t.Run("slow push endpoint", func(t *testing.T) {
+		release := make(chan struct{})
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer slow.Close()
+		defer close(release)
+		target := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+		defer target.Close()
+		d, logs := testDaemon(t, fmt.Sprintf("[push]\nurl = %q\ninterval = \"1s\"\ntimeout = \"1s\"\n[[target]]\nname = \"t\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", slow.URL, target.URL), nil)
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx, nil) }()
+		time.Sleep(2500 * time.Millisecond)
+		stop()
+		<-done
+		if n := len(target.Conns()); n < 8 {
+			t.Errorf("only %d runs in 2.5 s at every 200ms: the slow push held them up", n)
+		}
+		if !strings.Contains(logs.String(), "timed out after 1s") && !strings.Contains(logs.String(), "deadline exceeded") {
+			t.Errorf("no push timeout logged:\n%s", logs)
+		}
+	})
+	t.Run("disk full under the results log", func(t *testing.T) {
+		if _, err := os.Stat("/dev/full"); err != nil {
+			t.Skip("no /dev/full")
+		}
+		target := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+		defer target.Close()
+		d, logs := testDaemon(t, fmt.Sprintf("results_log = \"/dev/full\"\n[[target]]\nname = \"t\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", target.URL), nil)
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx, nil) }()
+		time.Sleep(1100 * time.Millisecond)
+		stop()
+		<-done
+		var out bytes.Buffer
+		d.Metrics.Set.WritePrometheus(&out)
+		runs := grepLine(out.String(), `streamprobe_runs_total{region="",host=`)
+		if !strings.Contains(out.String(), `outcome="success"} `) || strings.Contains(grepLine(out.String(), "streamprobe_results_log_errors_total"), " 0") {
+			t.Errorf("metrics after a full disk:\n%s\n%s", runs, grepLine(out.String(), "streamprobe_results_log_errors_total"))
+		}
+		if !strings.Contains(logs.String(), "no space left on device") {
+			t.Errorf("the write error was not logged")
+		}
+	})
+	t.Run("429 Retry-After is honoured", func(t *testing.T) {
+		var hits int
+		var mu sync.Mutex
+		limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			hits++
+			mu.Unlock()
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		}))
+		defer limited.Close()
+		d, _ := testDaemon(t, fmt.Sprintf("[[target]]\nname = \"t\"\nurl = %q\nsamples = [\"short\"]\nevery = \"100ms\"\njitter = \"0s\"\n", limited.URL), nil)
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx, nil) }()
+		time.Sleep(1200 * time.Millisecond)
+		stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if hits != 1 {
+			t.Errorf("the target was hit %d times in 1.2 s after asking to wait 60 s", hits)
+		}
+		var out bytes.Buffer
+		d.Metrics.Set.WritePrometheus(&out)
+		if l := grepLine(out.String(), "streamprobe_runs_skipped_total"); !strings.Contains(l, `reason="retry_after"`) || strings.HasSuffix(l, " 0") {
+			t.Errorf("skipped counter: %q", l)
+		}
+	})
+}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -327,5 +329,66 @@ gap = "100ms"
 	code, _, stderr = runCmd(t, "check", "-config", over, "-target", "nope")
 	if code != exitUsage || !strings.Contains(stderr, `-target "nope": no such target`) {
 		t.Errorf("bad target: exit %d %q", code, stderr)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func waitFor(t *testing.T, buf *lockedBuffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(buf.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q never logged:\n%s", s, buf.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// SIGHUP with a broken config: logged, and the old config keeps running;
+// then a good one is taken; SIGTERM (the context) exits 0.
+func TestRunReloadOnSIGHUP(t *testing.T) {
+	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+	defer srv.Close()
+	good := fmt.Sprintf("[log]\nformat = \"text\"\n[[target]]\nname = \"t\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"100ms\"\njitter = \"0s\"\n", srv.URL)
+	path := writeConfig(t, good)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb lockedBuffer
+	done := make(chan int, 1)
+	go func() { done <- cmdRun(ctx, []string{"-config", path}, &out, &errb) }()
+	waitFor(t, &errb, "msg=scheduled")
+	os.WriteFile(path, []byte(good+"bogus = 1\n"), 0o644)
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	waitFor(t, &errb, "reload: the new config is invalid; the old one keeps running")
+	if !strings.Contains(errb.String(), "target[0].bogus: unknown key") {
+		t.Errorf("the reload error does not name the key:\n%s", errb.String())
+	}
+	before := len(srv.Conns())
+	time.Sleep(400 * time.Millisecond)
+	if len(srv.Conns()) <= before {
+		t.Error("the old config stopped running after a broken reload")
+	}
+	os.WriteFile(path, []byte(good), 0o644)
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	waitFor(t, &errb, "config reloaded")
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("exit %d after shutdown:\n%s", code, errb.String())
 	}
 }

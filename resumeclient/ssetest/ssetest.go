@@ -158,6 +158,10 @@ func NewUnstarted(schedule []Step) *Server {
 	return &Server{Schedule: schedule}
 }
 
+// Handler returns the server's handler, to mount on a server of the
+// caller's (Start does not need to be called then).
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
+
 // Start starts listening on loopback.
 func (s *Server) Start() {
 	s.quit = make(chan struct{})
