@@ -3,11 +3,13 @@
 //   - idle: the real daemon binary with 20 targets x 3 samples on 1-minute
 //     schedules, against a reference target in another process: resident
 //     memory and CPU while idle between runs;
+//
 //   - streams: K live streams at 20 events/s in one probe process: memory
 //     and CPU per stream;
+//
 //   - the binary's size.
 //
-//	go run ./bench/footprint            (about 80 s)
+//     go run ./bench/footprint            (about 80 s)
 package main
 
 import (
