@@ -135,7 +135,7 @@ const (
 // Known values, kept here so the package stays free of probe imports; the
 // probe package checks it agrees.
 var (
-	knownDialects = []string{"openai-chat", "sse"}
+	knownDialects = []string{"anthropic-messages", "openai-chat", "openai-responses", "sse"}
 	knownSamples  = []string{"short", "long", "cancel"}
 	knownDrills   = []string{"drop", "duplicate", "stale"}
 	labelName     = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)

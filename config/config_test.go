@@ -89,3 +89,4 @@ func TestCronSchedule(t *testing.T) {
 		t.Errorf("every %+v", c.Targets[0].Every)
 	}
 }
+

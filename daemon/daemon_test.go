@@ -329,3 +329,30 @@ func TestDaemonFaults(t *testing.T) {
 		}
 	})
 }
+
+// config keeps its own lists of dialects, samples and drills (it imports no
+// probe code); every one the probe knows must load, and nothing else.
+func TestConfigAcceptsWhatTheProbeKnows(t *testing.T) {
+	load := func(key, value string) error {
+		_, err := config.Parse("k.toml", []byte(fmt.Sprintf("[[target]]\nname = \"t\"\nurl = \"http://127.0.0.1:1\"\n%s = %s\n", key, value)), os.Getenv)
+		return err
+	}
+	for _, d := range probe.DialectNames() {
+		if err := load("dialect", fmt.Sprintf("%q", d)); err != nil {
+			t.Errorf("dialect %s: %v", d, err)
+		}
+	}
+	for _, s := range probe.SampleNames {
+		if err := load("samples", fmt.Sprintf("[%q]", s)); err != nil {
+			t.Errorf("sample %s: %v", s, err)
+		}
+	}
+	for _, d := range probe.DrillNames {
+		if err := load("drills", fmt.Sprintf("[%q]", d)); err != nil {
+			t.Errorf("drill %s: %v", d, err)
+		}
+	}
+	if load("dialect", `"grpc"`) == nil || load("drills", `["replay"]`) == nil {
+		t.Error("an unknown dialect or drill loaded")
+	}
+}

@@ -65,6 +65,11 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 			url = strings.TrimSuffix(builtinURL, "/") + "/events"
 		}
 	}
+	if ct.Dialect == "anthropic-messages" && key != "" && ct.BearerEnv != "" {
+		// Anthropic takes the key as x-api-key, not as a bearer token.
+		h.Del("Authorization")
+		h.Set("X-Api-Key", key)
+	}
 	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h,
 		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,
 		InsecureSkipVerify: ct.InsecureSkipVerify}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
@@ -35,19 +36,48 @@ func DemoSchedules() map[string][]ssetest.Step {
 	return map[string][]ssetest.Step{"short": short.Steps(true), "long": long.Steps(true), "cancel": long.Steps(true)}
 }
 
+// DemoResponses and DemoAnthropic are the demo streams in the Responses
+// API and Messages API formats: the short worked example's timing.
+func DemoResponses() []ssetest.Step {
+	r := &ssetest.Responses{}
+	r.Created(360 * time.Millisecond).Meta(370*time.Millisecond, "response.in_progress")
+	for i, at := range ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+		r.Text(at, "w"+strconv.Itoa(i))
+	}
+	return r.Completed(1051*time.Millisecond, 14, 10).Steps()
+}
+
+// DemoAnthropic is the worked example as a Messages API stream, with a
+// ping before the first text.
+func DemoAnthropic() []ssetest.Step {
+	a := &ssetest.Anthropic{}
+	a.MessageStart(360*time.Millisecond, 14).BlockStart(370*time.Millisecond, "text").Ping(390 * time.Millisecond)
+	for i, at := range ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+		a.Text(at, "w"+strconv.Itoa(i))
+	}
+	return a.MessageDelta(1046*time.Millisecond, 10).Stop(1051 * time.Millisecond).Steps()
+}
+
 // NewDemoServer returns the built-in reference target, unstarted: an
 // ssetest server that answers each fixed sample with its demo schedule on
-// the chat completions path, and the drill stream (DemoDrillSchedule, with
-// ids, resumable) on /events.
+// the chat completions path, the drill stream (DemoDrillSchedule, with
+// ids, resumable) on /events, and the worked example as a Responses API
+// stream (resumable with starting_after) and as a Messages API stream.
 func NewDemoServer() *ssetest.Server {
 	sched := DemoSchedules()
 	drills := DemoDrillSchedule()
+	responses, anthropic := DemoResponses(), DemoAnthropic()
 	srv := ssetest.NewUnstarted(sched["short"])
 	// A resume costs a 20 ms handshake, as a real one does.
 	srv.ResumeHeaderDelay = 20 * time.Millisecond
 	srv.ScheduleFor = func(r *http.Request, body []byte) []ssetest.Step {
-		if r.URL.Path == "/events" {
+		switch {
+		case r.URL.Path == "/events":
 			return drills
+		case strings.HasPrefix(r.URL.Path, "/v1/responses"):
+			return responses
+		case r.URL.Path == "/v1/messages":
+			return anthropic
 		}
 		for _, name := range SampleNames {
 			// The samples share prompts; max_tokens tells them apart

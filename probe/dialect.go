@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -26,6 +27,9 @@ const (
 	End
 	// Failed is an error reported inside the stream.
 	Failed
+	// Liveness is a keep-alive event (a ping): counted with the comments,
+	// never an event of the answer.
+	Liveness
 )
 
 // Chunk is the meaning of one event.
@@ -36,27 +40,42 @@ type Chunk struct {
 	// Message is the provider's error message for Failed (bounded, no
 	// content).
 	Message string
+	// Cursor is the resume position the event carries in its body (the
+	// Responses API's sequence_number), for dialects that resume by one.
+	Cursor    string
+	HasCursor bool
+	// ResponseID names the stream to resume (the Responses API's id).
+	ResponseID string
 }
 
 // Dialect turns a target and a sample into a request, and events into
 // chunks. A dialect knows the wire format of one kind of API and nothing of
 // the transport.
 type Dialect interface {
-	// Request builds the streaming request for sample s.
-	Request(t Target, s Sample) (resumeclient.Request, error)
+	// Request builds the streaming request for sample s; resumable asks
+	// for a stream that can be resumed (a drill will run).
+	Request(t Target, s Sample, resumable bool) (resumeclient.Request, error)
 	// Decode classifies one dispatched event. An error means the event
 	// could not be understood: a protocol error.
 	Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 	// EOFIsEnd reports whether a clean end of the body is the end marker.
 	EOFIsEnd(t Target) bool
-	// Resumable reports whether the dialect resumes by Last-Event-ID.
+	// Resumable reports whether the dialect can resume a stream.
 	Resumable() bool
+	// Cursor returns the resume cursor of a dispatched event and whether
+	// the event carried one.
+	Cursor(ev *resumeclient.Event, ch Chunk) (string, bool)
+	// Resume builds the request that resumes orig after cursor; responseID
+	// is the stream's id where the dialect needs one.
+	Resume(orig resumeclient.Request, cursor, responseID string) (resumeclient.Request, error)
 }
 
 // Dialects are the known dialects by name.
 var Dialects = map[string]Dialect{
-	"sse":         sseDialect{},
-	"openai-chat": openAIChat{},
+	"sse":                sseDialect{},
+	"openai-chat":        openAIChat{},
+	"openai-responses":   openAIResponses{},
+	"anthropic-messages": anthropicMessages{},
 }
 
 // DialectNames lists the known dialects, sorted.
@@ -99,7 +118,7 @@ type Target struct {
 // chunk.
 type sseDialect struct{}
 
-func (sseDialect) Request(t Target, s Sample) (resumeclient.Request, error) {
+func (sseDialect) Request(t Target, s Sample, _ bool) (resumeclient.Request, error) {
 	method := t.Method
 	if method == "" {
 		method = http.MethodGet
@@ -134,20 +153,51 @@ func (sseDialect) EOFIsEnd(t Target) bool { return t.EndEvent == "" && t.EndData
 
 func (sseDialect) Resumable() bool { return true }
 
-// chatURL completes a base URL to the chat completions path.
-func chatURL(u string) string {
+// Cursor is the SSE last event ID: the id field persists across events.
+func (sseDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) { return string(ev.ID), ev.HasID }
+
+// Resume resends the request with Last-Event-ID.
+func (sseDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumeclient.Request, error) {
+	orig.LastEventID = cursor
+	return orig, nil
+}
+
+// noResume is for dialects without a resume protocol.
+type noResume struct{}
+
+func (noResume) Resumable() bool                                   { return false }
+func (noResume) Cursor(*resumeclient.Event, Chunk) (string, bool) { return "", false }
+func (noResume) Resume(resumeclient.Request, string, string) (resumeclient.Request, error) {
+	return resumeclient.Request{}, errors.New("this dialect cannot resume")
+}
+
+// apiURL completes a base URL (http://host, http://host/v1) to an API
+// path such as /chat/completions; a URL that already ends in it is kept.
+func apiURL(u, path string) string {
 	base, query, _ := strings.Cut(u, "?")
 	switch {
-	case strings.HasSuffix(base, "/chat/completions"):
+	case strings.HasSuffix(base, path):
 	case strings.HasSuffix(base, "/v1"), strings.HasSuffix(base, "/v1/"):
-		base = strings.TrimSuffix(base, "/") + "/chat/completions"
+		base = strings.TrimSuffix(base, "/") + path
 	default:
-		base = strings.TrimSuffix(base, "/") + "/v1/chat/completions"
+		base = strings.TrimSuffix(base, "/") + "/v1" + path
 	}
 	if query != "" {
 		return base + "?" + query
 	}
 	return base
+}
+
+// jsonHeaders returns t's headers with a JSON content type.
+func jsonHeaders(t Target) http.Header {
+	h := t.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/json")
+	}
+	return h
 }
 
 // LookupDialect returns the dialect called name, or an error that lists the

@@ -49,6 +49,9 @@ const (
 	DefaultDropAfter     = 3
 	DefaultRewind        = 3
 	DefaultStaleID       = "streamprobe-stale-id-0"
+	// DefaultStaleCursor is the stale drill's cursor for dialects that
+	// resume by a sequence number: far ahead of any stream.
+	DefaultStaleCursor = "999999999"
 	DefaultMaxReconnects = 5
 )
 
@@ -143,10 +146,19 @@ type resumeCheck struct {
 	replayed, duplicates, missed int
 	verdict                      Verdict
 	detail                       string
+	label                        func(string) string
 }
 
-func newResumeCheck(opaque bool) *resumeCheck {
-	return &resumeCheck{opaque: opaque, seen: map[string]seenEvent{}, sentPos: -1}
+func newResumeCheck(opaque bool, label func(string) string) *resumeCheck {
+	return &resumeCheck{opaque: opaque, seen: map[string]seenEvent{}, sentPos: -1, label: label}
+}
+
+// cursorLabel names a resume cursor as the dialect sends it.
+func cursorLabel(dialect string) func(string) string {
+	if dialect == "openai-responses" {
+		return func(id string) string { return "starting_after=" + id }
+	}
+	return func(id string) string { return "Last-Event-ID: " + id }
 }
 
 func eventHash(typ, data []byte) [16]byte {
@@ -191,15 +203,15 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 		if first && c.sentPos >= 0 && s.pos <= c.sentPos {
 			switch {
 			case s.pos == 0 && c.sentPos > 0:
-				c.flag(VerdictRestarted, fmt.Sprintf("server ignored Last-Event-ID: %s and restarted from the first event (id %s)", c.sentID, id))
+				c.flag(VerdictRestarted, fmt.Sprintf("server ignored %s and restarted from the first event (id %s)", c.label(c.sentID), id))
 			case id == c.sentID:
-				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again: off-by-one replay (sent Last-Event-ID: %s)", id, c.sentID))
+				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again: off-by-one replay (sent %s)", id, c.label(c.sentID)))
 			default:
-				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent Last-Event-ID: %s", id, c.sentID))
+				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s", id, c.label(c.sentID)))
 			}
 		}
 		if s.hash != h {
-			c.flag(VerdictMismatch, fmt.Sprintf("id %s arrived again with different data (sent Last-Event-ID: %s)", id, c.sentID))
+			c.flag(VerdictMismatch, fmt.Sprintf("id %s arrived again with different data (sent %s)", id, c.label(c.sentID)))
 			return false
 		}
 		c.duplicates++
@@ -218,7 +230,7 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 		lost := int(n - c.maxInt - 1)
 		c.missed += lost
 		if first {
-			c.flag(VerdictMissed, fmt.Sprintf("resume skipped %d event(s): sent Last-Event-ID: %s, next id was %s", lost, c.sentID, id))
+			c.flag(VerdictMissed, fmt.Sprintf("resume skipped %d event(s): sent %s, next id was %s", lost, c.label(c.sentID), id))
 		} else {
 			c.flag(VerdictMissed, fmt.Sprintf("ids skip from %d to %d: %d event(s) missing", c.maxInt, n, lost))
 		}
@@ -274,12 +286,12 @@ func (r *run) finishDrill(s Scores) {
 		case rec.Verdict != "":
 		case r.stale != "":
 			rec.Verdict, rec.StaleAnswer = VerdictStaleOK, r.stale
-			rec.ResumeDetail = fmt.Sprintf("stale Last-Event-ID: %s answered by %s", rec.LastEventIDSent, r.stale)
+			rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", cursorLabel(r.t.Dialect)(rec.LastEventIDSent), r.stale)
 		case c.verdict != "":
 			rec.Verdict, rec.ResumeDetail = c.verdict, c.detail
 		case rec.Resumed && rec.Outcome == Success:
 			rec.Verdict = VerdictPass
-			rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from Last-Event-ID: %s; every event once, in order", rec.Reconnects, rec.LastEventIDSent)
+			rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", rec.Reconnects, cursorLabel(r.t.Dialect)(rec.LastEventIDSent))
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // openAIChat is the OpenAI-compatible chat completions dialect.
-type openAIChat struct{}
+type openAIChat struct{ noResume }
 
 type chatRequest struct {
 	Model         string        `json:"model,omitempty"`
@@ -28,7 +28,7 @@ type chatMessage struct {
 	Content string `json:"content"`
 }
 
-func (openAIChat) Request(t Target, s Sample) (resumeclient.Request, error) {
+func (openAIChat) Request(t Target, s Sample, _ bool) (resumeclient.Request, error) {
 	body := t.Body
 	if body == nil {
 		r := chatRequest{Model: t.Model, Stream: true, MaxTokens: s.MaxTokens,
@@ -43,14 +43,7 @@ func (openAIChat) Request(t Target, s Sample) (resumeclient.Request, error) {
 	if method == "" {
 		method = http.MethodPost
 	}
-	h := t.Header.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/json")
-	}
-	return resumeclient.Request{Method: method, URL: chatURL(t.URL), Header: h, Body: body}, nil
+	return resumeclient.Request{Method: method, URL: apiURL(t.URL, "/chat/completions"), Header: jsonHeaders(t), Body: body}, nil
 }
 
 type chatChunk struct {
@@ -115,9 +108,6 @@ func (openAIChat) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
 }
 
 func (openAIChat) EOFIsEnd(Target) bool { return false }
-
-// Resumable is false: chat completions streams cannot be resumed.
-func (openAIChat) Resumable() bool { return false }
 
 // boundMessage keeps a provider's error message short and on one line.
 func boundMessage(m string) string {

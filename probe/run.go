@@ -123,6 +123,8 @@ type run struct {
 	connTexts int // text events on the current connection, re-deliveries included
 	staleConn bool
 	stale     string // the defined answer to a stale id, when one came
+	cursor    string // resume cursor of the last dispatched event
+	respID    string // the stream's id, for dialects that resume by it
 
 	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
 }
@@ -152,10 +154,10 @@ func (r *run) do(ctx context.Context) {
 			r.rec.ResumeDetail = fmt.Sprintf("the %s dialect has no resume: the %s drill ran as a plain request", r.t.Dialect, r.drill)
 			r.drill = DrillNone
 		} else {
-			r.check = newResumeCheck(r.o.Drill.OpaqueIDs)
+			r.check = newResumeCheck(r.o.Drill.OpaqueIDs, cursorLabel(r.t.Dialect))
 		}
 	}
-	r.req, err = d.Request(r.t, r.o.Sample)
+	r.req, err = d.Request(r.t, r.o.Sample, r.check != nil)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return
@@ -238,27 +240,48 @@ func (r *run) read(ctx context.Context, st *resumeclient.Stream) *resumeclient.S
 			r.rec.Comments++
 			continue
 		}
-		r.rec.Events++
 		if r.staleConn {
+			r.rec.Events++
 			r.staleAnswer(st, ev)
 			r.closed(st)
 			return nil
 		}
-		if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
-			r.tl.FirstEvent = ev.Dispatched
-		}
-		again := false
-		if r.check != nil {
-			again = r.check.event(string(ev.ID), ev.HasID, ev.Type, ev.Data)
-		}
 		ch, err := r.d.Decode(r.t, ev)
 		if err != nil {
+			r.rec.Events++
 			r.fail(ProtocolError, "%v", err)
 			r.closed(st)
 			return nil
 		}
-		if ch.Usage != nil {
-			r.tok = ch.Usage
+		if ch.Kind == Liveness {
+			r.rec.Comments++
+			continue
+		}
+		r.rec.Events++
+		if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
+			r.tl.FirstEvent = ev.Dispatched
+		}
+		cursor, hasCursor := r.d.Cursor(ev, ch)
+		if hasCursor {
+			r.cursor = cursor
+		}
+		if ch.ResponseID != "" {
+			r.respID = ch.ResponseID
+		}
+		again := false
+		if r.check != nil {
+			again = r.check.event(cursor, hasCursor, ev.Type, ev.Data)
+		}
+		if u := ch.Usage; u != nil {
+			if r.tok == nil {
+				r.tok = &Tokens{}
+			}
+			if u.Prompt > 0 {
+				r.tok.Prompt = u.Prompt
+			}
+			if u.Completion > 0 {
+				r.tok.Completion = u.Completion
+			}
 		}
 		switch ch.Kind {
 		case Text:
@@ -338,7 +361,7 @@ func (r *run) ended(ctx context.Context, st *resumeclient.Stream, err error) *re
 
 // resume opens the next connection of the drill with Last-Event-ID.
 func (r *run) resume(ctx context.Context, st *resumeclient.Stream, dropAt time.Time, byServer bool) *resumeclient.Stream {
-	last := r.rec.LastEventID
+	last := r.cursor
 	if last == "" {
 		r.rec.Verdict = VerdictNotSupported
 		r.rec.ResumeDetail = "the target sent no event ids before the drop: there is nothing to resume from"
@@ -351,6 +374,9 @@ func (r *run) resume(ctx context.Context, st *resumeclient.Stream, dropAt time.T
 	case byServer:
 	case r.drill == DrillStale && r.conn == 0:
 		id = orStr(r.o.Drill.StaleID, DefaultStaleID)
+		if r.o.Drill.StaleID == "" && r.t.Dialect == "openai-responses" {
+			id = DefaultStaleCursor
+		}
 		r.staleConn = true
 	case r.drill == DrillDuplicate && next == 2:
 		id = r.rec.LastEventIDSent // the same id again
@@ -375,8 +401,11 @@ func (r *run) resume(ctx context.Context, st *resumeclient.Stream, dropAt time.T
 	if r.check != nil {
 		r.check.reconnected(id)
 	}
-	req := r.req
-	req.LastEventID = id
+	req, err := r.d.Resume(r.req, id, r.respID)
+	if err != nil {
+		r.fail(UpstreamError, "cannot resume: %v", err)
+		return nil
+	}
 	r.tl.Reconnects = append(r.tl.Reconnects, Reconnect{SentID: id, Drop: dropAt, ByServer: byServer})
 	r.tl.Breaks = append(r.tl.Breaks, len(r.tl.Chunks))
 	rc := r.reconnect()
@@ -456,7 +485,7 @@ func (r *run) staleEnded(ctx context.Context, err error) {
 
 func (r *run) undefinedStale(why string) {
 	r.rec.Verdict = VerdictUndefinedStale
-	r.rec.ResumeDetail = fmt.Sprintf("stale Last-Event-ID: %s got no defined answer: %s", r.rec.LastEventIDSent, why)
+	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s", cursorLabel(r.t.Dialect)(r.rec.LastEventIDSent), why)
 }
 
 // classify turns a transport error into an outcome and a one-line message.

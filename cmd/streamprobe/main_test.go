@@ -52,7 +52,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"missing url", []string{"once"}, "-url is required"},
 		{"relative url", []string{"once", "-url", "localhost:8080"}, "want an absolute http or https URL"},
-		{"bad dialect", []string{"once", "-url", "http://x", "-dialect", "grpc"}, `unknown dialect "grpc" (known: openai-chat, sse)`},
+		{"bad dialect", []string{"once", "-url", "http://x", "-dialect", "grpc"}, `unknown dialect "grpc" (known: anthropic-messages, openai-chat, openai-responses, sse)`},
 		{"bad sample", []string{"once", "-url", "http://x", "-sample", "huge"}, `unknown sample "huge" (known: short, long, cancel)`},
 		{"secret header on the command line", []string{"once", "-url", "http://x", "-header", "Authorization: Bearer abc"}, "secrets may not be given on the command line"},
 		{"bad header", []string{"once", "-url", "http://x", "-header", "novalue"}, `-header "novalue": want 'Name: value'`},
@@ -390,5 +390,33 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Errorf("exit %d after shutdown:\n%s", code, errb.String())
+	}
+}
+
+// One target per dialect, all against the built-in reference target: one
+// scorecard each.
+func TestCheckEveryDialect(t *testing.T) {
+	var cfg strings.Builder
+	for _, d := range probe.DialectNames() {
+		samples, drills := `["short"]`, `["drop"]`
+		if d == "sse" {
+			samples = "[]"
+		}
+		fmt.Fprintf(&cfg, "[[target]]\nname = %q\nbuiltin = true\ndialect = %q\nsamples = %s\ndrills = %s\n", "t-"+d, d, samples, drills)
+	}
+	cfg.WriteString("[budget.short]\ntfc = \"600ms\"\ngap = \"300ms\"\n")
+	code, stdout, stderr := runCmd(t, "check", "-config", writeConfig(t, cfg.String()), "-runs", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, d := range probe.DialectNames() {
+		if !strings.Contains(stdout, "target t-"+d+"\n") {
+			t.Errorf("no scorecard for %s:\n%s", d, stdout)
+		}
+	}
+	for _, want := range []string{"from starting_after=", "NOT_SUPPORTED", "from Last-Event-ID: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
 	}
 }

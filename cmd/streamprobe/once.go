@@ -63,7 +63,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.dropAfter, "drop-after", probe.DefaultDropAfter, "drill: content chunks a connection reads before the client drops it")
 	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
 	fs.IntVar(&f.rewind, "rewind", probe.DefaultRewind, "duplicate drill: how many events back the last resume starts")
-	fs.StringVar(&f.staleID, "stale-id", probe.DefaultStaleID, "stale drill: the Last-Event-ID to resume with (an unknown id, or one older than the server retains)")
+	fs.StringVar(&f.staleID, "stale-id", "", "stale drill: the cursor to resume with: an unknown id, or one older than the server retains (default "+probe.DefaultStaleID+", or "+probe.DefaultStaleCursor+" for openai-responses)")
 	fs.StringVar(&f.ids, "ids", "int", "drill: 'int' checks integer ids for continuity, 'opaque' only for uniqueness and position")
 	fs.StringVar(&f.errorEvent, "error-event", "error", "stale drill: event type of an error answer")
 	fs.StringVar(&f.resetEvent, "reset-event", "reset", "stale drill: event type of a reset marker")
@@ -98,9 +98,6 @@ func (f *onceFlags) drillOptions() (probe.Drill, error) {
 	}
 	if f.rewind < 1 {
 		return d, fmt.Errorf("-rewind %d: want 1 or more", f.rewind)
-	}
-	if f.staleID == "" {
-		return d, errors.New("-stale-id: must not be empty (an empty id sends no Last-Event-ID)")
 	}
 	for _, kv := range f.staleHeaders {
 		k, v, ok := strings.Cut(kv, ":")

@@ -32,6 +32,10 @@ type Step struct {
 	Comment string
 	// Raw, when set, is written verbatim instead of an encoded event.
 	Raw string
+	// Cursor is a resume position that is not written as an id line (the
+	// Responses API's sequence_number, which lives in the JSON). A
+	// request resumes from it with ?starting_after=Cursor.
+	Cursor string
 	// Splits cuts the wire form at these byte offsets into separate writes,
 	// each flushed, SplitDelay apart.
 	Splits []int
@@ -47,8 +51,10 @@ type Sent struct {
 
 // Conn logs one connection the server accepted.
 type Conn struct {
-	Start       time.Time
-	LastEventID string // the Last-Event-ID header it carried
+	Start time.Time
+	// LastEventID is the resume position the request carried: its
+	// Last-Event-ID header, or its starting_after query parameter.
+	LastEventID string
 	Method      string
 	Path        string
 	Body        []byte
@@ -211,7 +217,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	c := &Conn{Start: time.Now(), LastEventID: r.Header.Get("Last-Event-ID"), Method: r.Method, Path: r.URL.Path, Body: body}
+	resume := r.Header.Get("Last-Event-ID")
+	if v := r.URL.Query().Get("starting_after"); v != "" {
+		resume = v
+	}
+	c := &Conn{Start: time.Now(), LastEventID: resume, Method: r.Method, Path: r.URL.Path, Body: body}
 	s.mu.Lock()
 	s.conns = append(s.conns, c)
 	if s.KeepConns > 0 && len(s.conns) > s.KeepConns {
@@ -266,9 +276,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			case Skip:
 				first = idx + 2
 			case Mismatch:
-				first = idx
 				alt := steps[idx]
-				alt.Data += " (changed)"
+				alt.Data = changed(alt.Data)
 				prefix = []Step{alt}
 				first = idx + 1
 			}
@@ -338,7 +347,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			rc.Flush()
 			panic(http.ErrAbortHandler)
 		}
-		sent := Sent{Index: i, ID: st.ID}
+		sent := Sent{Index: i, ID: st.key()}
 		if err := s.write(ctx, w, rc, wire, st.Splits, &sent); err != nil {
 			gone = true
 			return
@@ -393,7 +402,7 @@ func (s *Server) write(ctx context.Context, w io.Writer, rc *http.ResponseContro
 func (s *Server) find(steps []Step, id string, live time.Duration) int {
 	var ids []int
 	for i, st := range steps {
-		if st.ID != "" && (s.Retention == 0 || st.At <= live) {
+		if st.key() != "" && (s.Retention == 0 || st.At <= live) {
 			ids = append(ids, i)
 		}
 	}
@@ -403,11 +412,28 @@ func (s *Server) find(steps []Step, id string, live time.Duration) int {
 		ids = ids[len(ids)-s.Retention:]
 	}
 	for _, i := range ids {
-		if steps[i].ID == id {
+		if steps[i].key() == id {
 			return i
 		}
 	}
 	return -1
+}
+
+// key is the step's resume position: its id, else its cursor.
+func (st Step) key() string {
+	if st.ID != "" {
+		return st.ID
+	}
+	return st.Cursor
+}
+
+// changed alters an event's data for the Mismatch bug, keeping a JSON
+// object valid JSON.
+func changed(data string) string {
+	if strings.HasPrefix(data, "{") && strings.HasSuffix(data, "}") {
+		return strings.TrimSuffix(data, "}") + `,"ssetest_changed":true}`
+	}
+	return data + " (changed)"
 }
 
 func (s *Server) lineEnd() string { return or(s.LineEnd, "\n") }
