@@ -89,4 +89,3 @@ func TestCronSchedule(t *testing.T) {
 		t.Errorf("every %+v", c.Targets[0].Every)
 	}
 }
-

@@ -40,7 +40,7 @@ func DemoSchedules() map[string][]ssetest.Step {
 // API and Messages API formats: the short worked example's timing.
 func DemoResponses() []ssetest.Step {
 	r := &ssetest.Responses{}
-	r.Created(360 * time.Millisecond).Meta(370*time.Millisecond, "response.in_progress")
+	r.Created(360*time.Millisecond).Meta(370*time.Millisecond, "response.in_progress")
 	for i, at := range ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
 		r.Text(at, "w"+strconv.Itoa(i))
 	}

@@ -154,7 +154,9 @@ func (sseDialect) EOFIsEnd(t Target) bool { return t.EndEvent == "" && t.EndData
 func (sseDialect) Resumable() bool { return true }
 
 // Cursor is the SSE last event ID: the id field persists across events.
-func (sseDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) { return string(ev.ID), ev.HasID }
+func (sseDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) {
+	return string(ev.ID), ev.HasID
+}
 
 // Resume resends the request with Last-Event-ID.
 func (sseDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumeclient.Request, error) {
@@ -165,7 +167,7 @@ func (sseDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumecli
 // noResume is for dialects without a resume protocol.
 type noResume struct{}
 
-func (noResume) Resumable() bool                                   { return false }
+func (noResume) Resumable() bool                                  { return false }
 func (noResume) Cursor(*resumeclient.Event, Chunk) (string, bool) { return "", false }
 func (noResume) Resume(resumeclient.Request, string, string) (resumeclient.Request, error) {
 	return resumeclient.Request{}, errors.New("this dialect cannot resume")

@@ -46,12 +46,12 @@ func (v Verdict) Failed() bool {
 
 // Defaults of the drills.
 const (
-	DefaultDropAfter     = 3
-	DefaultRewind        = 3
-	DefaultStaleID       = "streamprobe-stale-id-0"
+	DefaultDropAfter = 3
+	DefaultRewind    = 3
+	DefaultStaleID   = "streamprobe-stale-id-0"
 	// DefaultStaleCursor is the stale drill's cursor for dialects that
 	// resume by a sequence number: far ahead of any stream.
-	DefaultStaleCursor = "999999999"
+	DefaultStaleCursor   = "999999999"
 	DefaultMaxReconnects = 5
 )
 
