@@ -33,7 +33,7 @@ type onceFlags struct {
 	headers, headerEnv                              headerFlags
 	cancelAfter, maxEvent                           int
 	timeout                                         time.Duration
-	json, insecure                                  bool
+	json, insecure, builtin                         bool
 
 	drill, staleID, ids, errorEvent, resetEvent string
 	staleHeaders                                headerFlags
@@ -42,7 +42,8 @@ type onceFlags struct {
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.url, "url", "", "target URL (required); for openai-chat a base URL gets /v1/chat/completions appended")
+	fs.StringVar(&f.url, "url", "", "target URL (required unless -builtin); for the API dialects a base URL gets its /v1/... path appended")
+	fs.BoolVar(&f.builtin, "builtin", false, "probe the built-in reference target on loopback instead of -url (every dialect, resumable)")
 	fs.StringVar(&f.dialect, "dialect", "sse", "wire format: "+strings.Join(probe.DialectNames(), " | "))
 	fs.StringVar(&f.method, "method", "", "HTTP method (default: GET for sse without a body, POST otherwise)")
 	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable; not for secrets)")
@@ -112,8 +113,11 @@ func (f *onceFlags) drillOptions() (probe.Drill, error) {
 // target turns the flags into a probe target, or a one-line usage error.
 func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Sample, error) {
 	var t probe.Target
+	if f.builtin && f.url != "" {
+		return t, probe.Sample{}, errors.New("-builtin and -url exclude each other")
+	}
 	if f.url == "" {
-		return t, probe.Sample{}, errors.New("-url is required")
+		return t, probe.Sample{}, errors.New("-url is required (or -builtin for the built-in reference target)")
 	}
 	u, err := url.Parse(f.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -217,6 +221,19 @@ Flags:
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "streamprobe once: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
+	}
+	if f.builtin {
+		srv := probe.NewDemoServer()
+		srv.Start()
+		defer srv.Close()
+		f.url = srv.URL
+		if f.dialect == "sse" {
+			f.url += "/events"
+		}
+		f.builtin = false
+		if f.name == "" {
+			f.name = "builtin"
+		}
 	}
 	t, s, err := f.target(os.Getenv)
 	if err != nil {
