@@ -420,3 +420,15 @@ func TestCheckEveryDialect(t *testing.T) {
 		}
 	}
 }
+
+func TestOnceBuiltin(t *testing.T) {
+	code, stdout, _ := runCmd(t, "once", "-builtin", "-dialect", "openai-responses", "-drill", "drop", "-json")
+	recs := decodeRecords(t, stdout)
+	if code != exitOK || len(recs) != 1 || recs[0].Verdict != probe.VerdictPass || recs[0].Target != "builtin" {
+		t.Errorf("exit %d: %s", code, stdout)
+	}
+	code, _, stderr := runCmd(t, "once", "-builtin", "-url", "http://127.0.0.1:1")
+	if code != exitUsage || !strings.Contains(stderr, "-builtin and -url exclude each other") {
+		t.Errorf("exit %d %q", code, stderr)
+	}
+}

@@ -113,9 +113,6 @@ func (f *onceFlags) drillOptions() (probe.Drill, error) {
 // target turns the flags into a probe target, or a one-line usage error.
 func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Sample, error) {
 	var t probe.Target
-	if f.builtin && f.url != "" {
-		return t, probe.Sample{}, errors.New("-builtin and -url exclude each other")
-	}
 	if f.url == "" {
 		return t, probe.Sample{}, errors.New("-url is required (or -builtin for the built-in reference target)")
 	}
@@ -220,6 +217,10 @@ Flags:
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "streamprobe once: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if f.builtin && f.url != "" {
+		fmt.Fprintln(stderr, "streamprobe once: -builtin and -url exclude each other")
 		return exitUsage
 	}
 	if f.builtin {
