@@ -139,7 +139,7 @@ var (
 	knownSamples  = []string{"short", "long", "cancel"}
 	knownDrills   = []string{"drop", "duplicate", "stale"}
 	labelName     = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-	reserved      = []string{"target", "sample", "dialect", "drill", "outcome", "verdict", "resumed", "vmrange", "le", "region", "host", "metric"}
+	reserved      = []string{"target", "sample", "dialect", "drill", "outcome", "verdict", "resumed", "vmrange", "le", "region", "host", "metric", "reason"}
 )
 
 // Load reads, decodes, defaults and validates the file at path. getenv
@@ -303,6 +303,9 @@ func (c *Config) validatePush(getenv func(string) string) error {
 	}
 	if p.Timeout.Duration > p.Interval.Duration {
 		return c.errAt("push.timeout", "timeout (%s) must not be longer than interval (%s)", p.Timeout.Duration, p.Interval.Duration)
+	}
+	if p.URL.URL != nil && p.URL.RawQuery != "" {
+		return c.errAt("push.url", "a query string is not allowed (it would show in logs and /healthz); put credentials in authorization_env or authorization_file")
 	}
 	if p.Histograms != "vmrange" && p.Histograms != "prometheus" {
 		return c.errAt("push.histograms", "%q: want vmrange or prometheus", p.Histograms)

@@ -6,12 +6,14 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +45,8 @@ type Daemon struct {
 	results   *os.File
 	wg        sync.WaitGroup // runs in flight
 
-	backoff map[string]time.Time // job name -> no run before (Retry-After)
+	backoff  map[string]time.Time // job name -> no run before (Retry-After)
+	stopping bool                 // Run is shutting down: no run may start
 
 	pushMu      sync.Mutex
 	lastPushErr string
@@ -98,6 +101,11 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 		if srv != nil {
 			srv.Close()
 		}
+		d.mu.Lock()
+		if d.builtin != nil {
+			d.builtin.Close()
+		}
+		d.mu.Unlock()
 		return err
 	}
 	pushDone := make(chan struct{})
@@ -119,6 +127,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.Log.Info("shutting down: cancelling runs in flight")
 	d.mu.Lock()
 	sched := d.sched
+	d.stopping = true
 	d.mu.Unlock()
 	d.cancelRun()
 	if err := sched.Shutdown(); err != nil {
@@ -226,10 +235,15 @@ func (d *Daemon) schedule(s gocron.Scheduler, sem chan struct{}, j Job) error {
 // runJob runs one job now, within the host's concurrency bound.
 func (d *Daemon) runJob(sem chan struct{}, j Job, cronJitter bool, jitter time.Duration) {
 	ctx := d.runCtx
-	if ctx.Err() != nil {
+	d.mu.Lock()
+	if d.stopping || ctx.Err() != nil {
+		// A run of a scheduler that is stopping must not start after
+		// Run has waited for the runs in flight.
+		d.mu.Unlock()
 		return
 	}
 	d.wg.Add(1)
+	d.mu.Unlock()
 	defer d.wg.Done()
 	if cronJitter && jitter > 0 {
 		t := time.NewTimer(rand.N(jitter))
@@ -368,6 +382,11 @@ func (d *Daemon) push(ctx context.Context) {
 	err := d.Metrics.Set.PushMetrics(pctx, p.URL.String(), opts)
 	if err == nil && pctx.Err() != nil && ctx.Err() == nil {
 		err = fmt.Errorf("push to %s timed out after %s", p.URL.Redacted(), p.Timeout.Duration)
+	}
+	if err != nil {
+		// The library quotes the URL; user info never reaches a log line
+		// or /healthz (a query string is refused at load time).
+		err = errors.New(strings.NewReplacer(p.URL.String(), p.URL.Redacted()).Replace(err.Error()))
 	}
 	d.pushMu.Lock()
 	d.lastPushAt = time.Now()

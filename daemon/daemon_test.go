@@ -356,3 +356,23 @@ func TestConfigAcceptsWhatTheProbeKnows(t *testing.T) {
 		t.Error("an unknown dialect or drill loaded")
 	}
 }
+
+func TestAnthropicKeyIsXAPIKey(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, []byte("sk-ant-file\n"), 0o600)
+	for _, src := range []string{`bearer_env = "ANTHROPIC_API_KEY"`, fmt.Sprintf("bearer_file = %q", keyFile)} {
+		cfg, err := config.Parse("a.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\ndialect = \"anthropic-messages\"\n"+src+"\n"),
+			func(string) string { return "sk-ant-env" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, err := Jobs(cfg, "", func(string) string { return "sk-ant-env" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := jobs[0].Target.Header
+		if h.Get("Authorization") != "" || !strings.HasPrefix(h.Get("X-Api-Key"), "sk-ant-") {
+			t.Errorf("%s: headers %v", src, h)
+		}
+	}
+}

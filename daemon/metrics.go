@@ -144,6 +144,11 @@ func (m *Metrics) Observe(r probe.Record, intended bool) {
 	s := m.series(r.Target, r.Sample, r.Dialect, r.Drill)
 	m.Set.GetOrCreateCounter(fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, s.labels, r.Outcome)).Inc()
 	s.lastRun.Set(float64(time.Now().UnixNano()) / 1e9)
+	if r.Drill != probe.DrillNone && r.Verdict == "" {
+		// The drill failed before it could judge (a 5xx, a timeout): it
+		// is not a pass.
+		s.verdictFailed.Set(1)
+	}
 	if r.Drill != probe.DrillNone && r.Verdict != "" {
 		m.Set.GetOrCreateCounter(fmt.Sprintf(`streamprobe_resume_checks_total{%s,verdict=%q}`, s.labels, r.Verdict)).Inc()
 		failed := 0.0

@@ -65,7 +65,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 			url = strings.TrimSuffix(builtinURL, "/") + "/events"
 		}
 	}
-	if ct.Dialect == "anthropic-messages" && key != "" && ct.BearerEnv != "" {
+	if ct.Dialect == "anthropic-messages" && key != "" {
 		// Anthropic takes the key as x-api-key, not as a bearer token.
 		h.Del("Authorization")
 		h.Set("X-Api-Key", key)

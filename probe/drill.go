@@ -33,12 +33,15 @@ const (
 	VerdictUndefinedStale Verdict = "undefined_stale"
 	VerdictStaleOK        Verdict = "stale_ok"
 	VerdictNotSupported   Verdict = "not_supported"
+	// VerdictNotExercised: the stream ended before the drill could drop
+	// it; nothing was resumed, so nothing is known.
+	VerdictNotExercised Verdict = "not_exercised"
 )
 
 // Failed reports whether the verdict names a resume bug.
 func (v Verdict) Failed() bool {
 	switch v {
-	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale:
+	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised:
 		return true
 	}
 	return false
@@ -192,11 +195,12 @@ func (c *resumeCheck) flag(v Verdict, detail string) {
 // event checks one dispatched event; it returns true when the event is an
 // identical re-delivery that the user's stream must not show again.
 func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
-	first := c.first
-	c.first = false
 	if !hasID || id == "" {
+		// Only an event with an id can show where the resume started.
 		return false
 	}
+	first := c.first
+	c.first = false
 	h := eventHash(typ, data)
 	if s, ok := c.seen[id]; ok {
 		c.replayed++
@@ -267,13 +271,15 @@ func (r *run) finishDrill(s Scores) {
 	rec, tl := &r.rec, &r.tl
 	rec.Reconnects = len(tl.Reconnects)
 	var excluded time.Duration
+	for _, span := range tl.ResumeSpans() {
+		excluded += span.End.Sub(span.Drop)
+	}
 	for _, rc := range tl.Reconnects {
 		if !rc.Headers.IsZero() {
 			rec.ReconnectMs = maxPtr(rec.ReconnectMs, ms(rc.Headers.Sub(rc.Drop)))
 		}
 		if !rc.FirstChunk.IsZero() {
 			rec.ResumeHandshakeMs = maxPtr(rec.ResumeHandshakeMs, ms(rc.FirstChunk.Sub(rc.Start)))
-			excluded += rc.FirstChunk.Sub(rc.Drop)
 		}
 	}
 	if s.Tail != nil && rec.Resumed {
@@ -289,6 +295,9 @@ func (r *run) finishDrill(s Scores) {
 			rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", cursorLabel(r.t.Dialect)(rec.LastEventIDSent), r.stale)
 		case c.verdict != "":
 			rec.Verdict, rec.ResumeDetail = c.verdict, c.detail
+		case !rec.Resumed && rec.Outcome == Success:
+			rec.Verdict = VerdictNotExercised
+			rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks, before the %s drill could drop it: nothing was resumed", rec.Chunks, r.drill)
 		case rec.Resumed && rec.Outcome == Success:
 			rec.Verdict = VerdictPass
 			rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", rec.Reconnects, cursorLabel(r.t.Dialect)(rec.LastEventIDSent))
@@ -301,4 +310,30 @@ func maxPtr(p *float64, v float64) *float64 {
 		return ptr(v)
 	}
 	return p
+}
+
+// ResumeSpan is the time a user waited on a resume: from the first drop
+// after the last new chunk to the first new chunk after it (several
+// reconnects that bring only re-deliveries make one span).
+type ResumeSpan struct {
+	Drop, End time.Time
+	Chunk     int // index in Chunks of the first new chunk after it
+	Handshake time.Duration
+}
+
+// ResumeSpans returns the timeline's resume spans, in order.
+func (tl *Timeline) ResumeSpans() []ResumeSpan {
+	var out []ResumeSpan
+	var pending time.Time
+	for i, rc := range tl.Reconnects {
+		if pending.IsZero() {
+			pending = rc.Drop
+		}
+		if rc.FirstChunk.IsZero() {
+			continue
+		}
+		out = append(out, ResumeSpan{Drop: pending, End: rc.FirstChunk, Chunk: tl.Breaks[i], Handshake: rc.FirstChunk.Sub(rc.Start)})
+		pending = time.Time{}
+	}
+	return out
 }

@@ -118,9 +118,17 @@ func (openAIResponses) Resume(orig resumeclient.Request, cursor, responseID stri
 	if responseID == "" {
 		return resumeclient.Request{}, fmt.Errorf("openai-responses: no response id seen before the drop")
 	}
-	base, _, _ := strings.Cut(orig.URL, "?")
-	u := strings.TrimSuffix(base, "/") + "/" + url.PathEscape(responseID) + "?stream=true&starting_after=" + url.QueryEscape(cursor)
+	u, err := url.Parse(orig.URL)
+	if err != nil {
+		return resumeclient.Request{}, fmt.Errorf("openai-responses: %w", err)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/" + responseID
+	u.RawPath = ""
+	q := u.Query() // kept: api-version and the like
+	q.Set("stream", "true")
+	q.Set("starting_after", cursor)
+	u.RawQuery = q.Encode()
 	h := orig.Header.Clone()
 	h.Del("Content-Type")
-	return resumeclient.Request{Method: http.MethodGet, URL: u, Header: h}, nil
+	return resumeclient.Request{Method: http.MethodGet, URL: u.String(), Header: h}, nil
 }

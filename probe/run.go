@@ -123,6 +123,8 @@ type run struct {
 	connTexts int // text events on the current connection, re-deliveries included
 	staleConn bool
 	stale     string // the defined answer to a stale id, when one came
+	step      int    // drops the client made for the drill so far
+	dupID     string // the id the duplicate drill resumes from twice
 	cursor    string // resume cursor of the last dispatched event
 	respID    string // the stream's id, for dialects that resume by it
 
@@ -208,14 +210,15 @@ func (r *run) closed(st *resumeclient.Stream) {
 
 // dropAfter is how many text events connection i reads before the drill
 // drops it; 0 means it is not dropped.
-func (r *run) dropAfter(i int) int {
+// dropAfter is how many text events a connection reads before the drill
+// drops it, given how many drops the client has made so far (a drop by the
+// server does not advance the drill); 0 means it is not dropped.
+func (r *run) dropAfter(step int) int {
 	n := orInt(r.o.Drill.DropAfter, DefaultDropAfter)
 	switch {
-	case r.drill == DrillDrop && i == 0 && r.o.Drill.DropAt == 0:
+	case (r.drill == DrillDrop || r.drill == DrillStale) && step == 0 && r.o.Drill.DropAt == 0:
 		return n
-	case r.drill == DrillStale && i == 0 && r.o.Drill.DropAt == 0:
-		return n
-	case r.drill == DrillDuplicate && i <= 2 && (i > 0 || r.o.Drill.DropAt == 0):
+	case r.drill == DrillDuplicate && step <= 2 && (step > 0 || r.o.Drill.DropAt == 0):
 		return n
 	}
 	return 0
@@ -224,12 +227,13 @@ func (r *run) dropAfter(i int) int {
 // read consumes one connection. It returns the next connection when the
 // drill (or a drop by the server) resumes, nil when the run is over.
 func (r *run) read(ctx context.Context, st *resumeclient.Stream) *resumeclient.Stream {
-	if r.conn == 0 && r.drill != DrillNone && r.o.Drill.DropAt > 0 {
+	if r.step == 0 && r.drill != DrillNone && r.o.Drill.DropAt > 0 {
+		// The first drop comes at DropAt, on whichever connection is open.
 		tm := time.AfterFunc(r.o.Drill.DropAt-time.Since(r.tl.Start), func() { st.Close() })
 		defer tm.Stop()
 	}
 	cancelAfter := orInt(r.o.CancelAfter, DefaultCancelAfter)
-	dropAfter := r.dropAfter(r.conn)
+	dropAfter := r.dropAfter(r.step)
 	first := r.conn > 0
 	for {
 		ev, err := st.Next()
@@ -339,6 +343,7 @@ func (r *run) ended(ctx context.Context, st *resumeclient.Stream, err error) *re
 			r.classify(ctx, err)
 			return nil
 		}
+		r.step++
 	case r.staleConn:
 		r.staleEnded(ctx, err)
 		return nil
@@ -372,15 +377,17 @@ func (r *run) resume(ctx context.Context, st *resumeclient.Stream, dropAt time.T
 	id := last
 	switch {
 	case byServer:
-	case r.drill == DrillStale && r.conn == 0:
+	case r.drill == DrillStale && r.step == 1:
 		id = orStr(r.o.Drill.StaleID, DefaultStaleID)
 		if r.o.Drill.StaleID == "" && r.t.Dialect == "openai-responses" {
 			id = DefaultStaleCursor
 		}
 		r.staleConn = true
-	case r.drill == DrillDuplicate && next == 2:
-		id = r.rec.LastEventIDSent // the same id again
-	case r.drill == DrillDuplicate && next == 3:
+	case r.drill == DrillDuplicate && r.step == 1:
+		r.dupID = id
+	case r.drill == DrillDuplicate && r.step == 2:
+		id = r.dupID // the same id again
+	case r.drill == DrillDuplicate && r.step == 3:
 		id = r.check.rewound(last, orInt(r.o.Drill.Rewind, DefaultRewind))
 	}
 	if byServer {

@@ -118,6 +118,13 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	if hc.CheckRedirect == nil {
+		// Secrets in headers (X-Api-Key, ...) and the body must not follow
+		// a redirect to another host.
+		c2 := *hc
+		c2.CheckRedirect = sameHostRedirect
+		hc = &c2
+	}
 	s.parser.MaxEventSize = c.MaxEventSize
 	if r.LastEventID != "" {
 		s.parser.SetLastEventID(r.LastEventID)
@@ -134,15 +141,16 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 	s.Status = resp.StatusCode
 	s.Header = resp.Header
 	s.body = resp.Body
+	secrets := headerSecrets(r.Header)
 	if resp.StatusCode != http.StatusOK {
-		snippet := s.snippet()
+		snippet := s.snippet(secrets)
 		s.Close()
 		s.err = fmt.Errorf("%w %d %s%s", ErrHTTPStatus, resp.StatusCode, http.StatusText(resp.StatusCode), snippet)
 		return s, s.err
 	}
 	ct := resp.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "text/event-stream" {
-		snippet := s.snippet()
+		snippet := s.snippet(secrets)
 		s.Close()
 		s.err = fmt.Errorf("%w: status %d, Content-Type %q%s", ErrNotEventStream, resp.StatusCode, ct, snippet)
 		return s, s.err
@@ -159,8 +167,42 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 // send a few bytes and keep the connection open.
 const snippetWait = 250 * time.Millisecond
 
-// snippet reads the first bytes of an error body, for the message only.
-func (s *Stream) snippet() string {
+// sameHostRedirect follows up to 10 redirects within the same scheme and
+// host, and refuses one to elsewhere.
+func sameHostRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if o := via[0].URL; req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
+		return fmt.Errorf("redirect to another host (%s) refused: the request carries credentials", req.URL.Host)
+	}
+	return nil
+}
+
+// headerSecrets lists the request's header values (and bearer tokens)
+// long enough to be secrets, so an error body that echoes one can be
+// scrubbed.
+func headerSecrets(h http.Header) []string {
+	var out []string
+	for k, vs := range h {
+		if k == "Accept" || k == "Cache-Control" || k == "Content-Type" || k == "X-Request-Id" {
+			continue
+		}
+		for _, v := range vs {
+			if len(v) >= 8 {
+				out = append(out, v)
+			}
+			if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 8 {
+				out = append(out, tok)
+			}
+		}
+	}
+	return out
+}
+
+// snippet reads the first bytes of an error body, for the message only,
+// with every secret of the request scrubbed from it.
+func (s *Stream) snippet(secrets []string) string {
 	b := make([]byte, 128)
 	t := time.AfterFunc(snippetWait, func() { s.body.Close() })
 	n, _ := io.ReadFull(s.body, b)
@@ -170,6 +212,9 @@ func (s *Stream) snippet() string {
 		return ""
 	}
 	str := strings.ToValidUTF8(string(b), "\uFFFD")
+	for _, sec := range secrets {
+		str = strings.ReplaceAll(str, sec, "[redacted]")
+	}
 	str = strings.Map(func(r rune) rune {
 		if r < ' ' || r == utf8.RuneError {
 			return ' '

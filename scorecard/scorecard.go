@@ -37,15 +37,12 @@ func FromResult(res probe.Result) Run {
 	tl := res.Timeline
 	chunks, end := tl.Millis()
 	r := Run{Record: res.Record, Chunks: chunks, End: end}
-	for i, rc := range tl.Reconnects {
-		if rc.FirstChunk.IsZero() {
-			continue
-		}
+	for _, sp := range tl.ResumeSpans() {
 		r.Bands = append(r.Bands, Band{
-			Chunk:        tl.Breaks[i],
-			DropMs:       float64(rc.Drop.Sub(tl.Start)) / 1e6,
-			FirstChunkMs: float64(rc.FirstChunk.Sub(tl.Start)) / 1e6,
-			HandshakeMs:  float64(rc.FirstChunk.Sub(rc.Start)) / 1e6,
+			Chunk:        sp.Chunk,
+			DropMs:       float64(sp.Drop.Sub(tl.Start)) / 1e6,
+			FirstChunkMs: float64(sp.End.Sub(tl.Start)) / 1e6,
+			HandshakeMs:  float64(sp.Handshake) / 1e6,
 		})
 	}
 	return r

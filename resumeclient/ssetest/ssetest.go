@@ -57,6 +57,7 @@ type Conn struct {
 	LastEventID string
 	Method      string
 	Path        string
+	Query       string
 	Body        []byte
 	Sent        []Sent
 	Closed      time.Time // when the server saw the client go away, or ended
@@ -221,7 +222,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("starting_after"); v != "" {
 		resume = v
 	}
-	c := &Conn{Start: time.Now(), LastEventID: resume, Method: r.Method, Path: r.URL.Path, Body: body}
+	c := &Conn{Start: time.Now(), LastEventID: resume, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: body}
 	s.mu.Lock()
 	s.conns = append(s.conns, c)
 	if s.KeepConns > 0 && len(s.conns) > s.KeepConns {
