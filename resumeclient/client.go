@@ -44,7 +44,9 @@ type Client struct {
 	// Now is the clock; nil means time.Now. Its readings must carry the
 	// monotonic clock.
 	Now func() time.Time
-	// ReadBuffer is the size of the read buffer; 0 means 32 KiB.
+	// ReadBuffer is the size of the read buffer; 0 means 4 KiB (the
+	// transport reads the body through a 4 KiB buffer of its own, so a
+	// larger one rarely fills, and it is per live stream).
 	ReadBuffer int
 }
 
@@ -157,7 +159,7 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 	}
 	size := c.ReadBuffer
 	if size <= 0 {
-		size = 32 << 10
+		size = 4 << 10
 	}
 	s.buf = make([]byte, size)
 	return s, nil

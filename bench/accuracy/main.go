@@ -68,7 +68,7 @@ func (d dist) String() string {
 	return fmt.Sprintf("p50 %7.3f  p99 %7.3f  max %7.3f", p(50), p(99), s[len(s)-1])
 }
 
-func run(n, events int, interval time.Duration) (tfcErr, gapErr, lag dist, failed int, err error) {
+func run(n, events int, interval, spread time.Duration) (tfcErr, gapErr, lag dist, failed int, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, nil, 0, err
@@ -87,9 +87,8 @@ func run(n, events int, interval time.Duration) (tfcErr, gapErr, lag dist, faile
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Streams start spread over one interval, as independent
-			// clients would.
-			time.Sleep(time.Duration(i) * interval / time.Duration(n))
+			// Streams start spread out, as independent clients would.
+			time.Sleep(time.Duration(i) * spread / time.Duration(n))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(events+20)*interval+10*time.Second)
 			defer cancel()
 			results[i] = probe.Run(ctx, target, probe.Options{Sample: probe.Samples["short"], Client: client, RequestID: strconv.Itoa(i)})
@@ -119,16 +118,17 @@ func main() {
 	streams := flag.String("streams", "1,100,500", "comma-separated numbers of concurrent streams")
 	events := flag.Int("events", 20, "events per stream")
 	rate := flag.Int("rate", 20, "events per second per stream")
+	spread := flag.Duration("spread", time.Second, "the streams' starts are spread over this long")
 	flag.Parse()
 	interval := time.Second / time.Duration(*rate)
-	fmt.Printf("accuracy: %d events per stream at %d/s, loopback, GOMAXPROCS from the machine; all values in ms\n", *events, *rate)
+	fmt.Printf("accuracy: %d events per stream at %d/s, starts spread over %s, loopback, server and probes in one process; ms\n", *events, *rate, *spread)
 	for _, f := range strings.Split(*streams, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			fmt.Fprintf(os.Stderr, "accuracy: -streams %q: want positive numbers\n", *streams)
 			os.Exit(2)
 		}
-		tfc, gap, lag, failed, err := run(n, *events, interval)
+		tfc, gap, lag, failed, err := run(n, *events, interval, *spread)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "accuracy:", err)
 			os.Exit(1)

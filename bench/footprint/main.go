@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,7 +60,7 @@ func serve(addrFile string) {
 	}
 	srv := probe.NewDemoServer()
 	mux := http.NewServeMux()
-	mux.HandleFunc("/endless", endless)
+	mux.HandleFunc("/live/v1/chat/completions", endless)
 	srv.KeepConns = 16
 	mux.Handle("/", srv.Handler())
 	os.WriteFile(addrFile, []byte(ln.Addr().String()), 0o644)
@@ -155,11 +156,13 @@ func main() {
 	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 	var wg sync.WaitGroup
+	var events atomic.Int64
 	for range *streams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			probe.Run(ctx, probe.Target{Name: "s", URL: "http://" + addr + "/endless", Dialect: "openai-chat"}, probe.Options{Sample: probe.Samples["long"], Client: client})
+			res := probe.Run(ctx, probe.Target{Name: "s", URL: "http://" + addr + "/live", Dialect: "openai-chat"}, probe.Options{Sample: probe.Samples["long"], Client: client})
+			events.Add(int64(res.Record.Chunks))
 		}()
 	}
 	time.Sleep(4 * time.Second) // all connected and streaming
@@ -171,6 +174,10 @@ func main() {
 	_, cpuEnd := procStat(os.Getpid())
 	cancel()
 	wg.Wait()
+	if live := events.Load(); live < int64(*streams)*100 {
+		fmt.Fprintf(os.Stderr, "footprint: only %d events arrived: the streams were not live\n", live)
+		os.Exit(1)
+	}
 	tr.CloseIdleConnections()
 	heap := float64(m1.HeapInuse+m1.StackInuse) - float64(m0.HeapInuse+m0.StackInuse)
 	fmt.Printf("live streams (%d at 20 events/s, openai-chat): heap+stacks %.1f KiB per stream, RSS %.1f KiB per stream, CPU %.3f%% of a core per stream\n",
