@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,11 +15,9 @@ import (
 
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the records as JSON lines")
 	drills := fs.Bool("drills", false, "run the resume drills instead, against the reference target with each resume bug switched on in turn")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: streamprobe demo [-json] [-drills]
+	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe demo [-json] [-drills]
 
 Starts the built-in reference target (an openai-chat stream on loopback,
 no API key, no network) and runs the short, long and cancel samples
@@ -34,14 +31,8 @@ stale against a server with each resume bug in turn. Each bug's record
 names it; the exit code is 0 when every verdict is the expected one.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+`); !ok {
+		return code
 	}
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()

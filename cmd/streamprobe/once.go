@@ -195,29 +195,17 @@ func redact(u string) string {
 
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var f onceFlags
 	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: streamprobe once -url URL [flags]
+	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe once -url URL [flags]
 
 Runs one streaming request and prints its record: a summary, or one JSON
 object per line with -json. Exit 0 on success (or the intended cancel of
 -sample cancel), 1 when the probe failed, 2 on bad usage.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "streamprobe once: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+`); !ok {
+		return code
 	}
 	if f.builtin && f.url != "" {
 		fmt.Fprintln(stderr, "streamprobe once: -builtin and -url exclude each other")
