@@ -265,12 +265,7 @@ func (d *Daemon) runJob(sem chan struct{}, j Job, cronJitter bool, jitter time.D
 		d.Log.Debug("run skipped: the target asked to wait (Retry-After)", "job", j.Name, "until", until.UTC().Format(time.RFC3339))
 		return
 	}
-	rctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
-	defer cancel()
-	client := *d.Client
-	client.MaxEventSize = j.Target.MaxEventSize
-	res := probe.Run(rctx, j.Target, probe.Options{Sample: j.Sample, Client: &client, Drill: j.Drill,
-		FirstChunkTimeout: j.Conf.Timeout.Duration})
+	res := j.Run(ctx, d.Client)
 	d.record(res.Record, ctx.Err() != nil)
 	if ra := res.Record.RetryAfterMs; ra != nil && (res.Record.HTTPStatus == http.StatusTooManyRequests || res.Record.HTTPStatus == http.StatusServiceUnavailable) {
 		wait := min(time.Duration(*ra)*time.Millisecond, time.Hour)
@@ -338,12 +333,16 @@ func (d *Daemon) record(r probe.Record, shutdown bool) {
 	}
 }
 
+func (d *Daemon) pushConfig() config.Push {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg.Push
+}
+
 // pushLoop pushes the set every interval. A push runs apart from the
 // probes: a slow or dead endpoint never delays a run.
 func (d *Daemon) pushLoop(ctx context.Context) {
-	d.mu.Lock()
-	p := d.cfg.Push
-	d.mu.Unlock()
+	p := d.pushConfig()
 	if p.URL.URL == nil {
 		return
 	}
@@ -362,9 +361,7 @@ func (d *Daemon) pushLoop(ctx context.Context) {
 // push sends the set once. Counters and buckets are cumulative, so a
 // failed push loses nothing: the next one carries it.
 func (d *Daemon) push(ctx context.Context) {
-	d.mu.Lock()
-	p := d.cfg.Push
-	d.mu.Unlock()
+	p := d.pushConfig()
 	if p.URL.URL == nil {
 		return
 	}

@@ -1,12 +1,14 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
 // Job is one scheduled thing to run: a sample, or a drill, on a target.
@@ -16,6 +18,15 @@ type Job struct {
 	Sample probe.Sample
 	Drill  probe.Drill
 	Conf   config.Target
+}
+
+// Run runs the job once: the whole request bounded by max_stream, the
+// first chunk by timeout. The caller's ctx cancels it.
+func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
+	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
+	defer cancel()
+	return probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, Drill: j.Drill, Client: c,
+		FirstChunkTimeout: j.Conf.Timeout.Duration})
 }
 
 // Jobs expands the config's targets into jobs, resolving secrets now (a

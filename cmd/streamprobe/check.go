@@ -212,11 +212,7 @@ func runAll(ctx context.Context, client *resumeclient.Client, jobs []daemon.Job,
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c := *client
-			c.MaxEventSize = t.j.Target.MaxEventSize
-			rctx, cancel := context.WithTimeout(ctx, t.j.Conf.MaxStream.Duration)
-			res := probe.Run(rctx, t.j.Target, probe.Options{Sample: t.j.Sample, Drill: t.j.Drill, Client: &c, FirstChunkTimeout: t.j.Conf.Timeout.Duration})
-			cancel()
+			res := t.j.Run(ctx, client)
 			run := scorecard.FromResult(res)
 			mu.Lock()
 			out[t.j.Target.Name] = append(out[t.j.Target.Name], run)

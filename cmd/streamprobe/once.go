@@ -239,8 +239,7 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter, Drill: drill,
-		Client: &resumeclient.Client{MaxEventSize: f.maxEvent}})
+	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter, Drill: drill})
 	if err := printRecord(stdout, res.Record, f.json); err != nil {
 		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)
 		return exitFail
