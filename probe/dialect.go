@@ -68,6 +68,12 @@ type Dialect interface {
 	// Resume builds the request that resumes orig after cursor; responseID
 	// is the stream's id where the dialect needs one.
 	Resume(orig resumeclient.Request, cursor, responseID string) (resumeclient.Request, error)
+	// CursorLabel names a resume cursor as the request carries it, for
+	// messages ("Last-Event-ID: 7", "starting_after=7").
+	CursorLabel(cursor string) string
+	// StaleCursor is the stale drill's default cursor: one the server
+	// cannot know.
+	StaleCursor() string
 }
 
 // Dialects are the known dialects by name.
@@ -112,6 +118,10 @@ type Target struct {
 	// InsecureSkipVerify turns off TLS certificate verification for this
 	// target only. Callers log it loudly; it is never the default.
 	InsecureSkipVerify bool
+	// NoResume turns off the resume after a drop by the server (for
+	// dialects that can resume): such a drop is then an upstream_error.
+	// Drills still resume.
+	NoResume bool
 }
 
 // sseDialect is the generic dialect: every event with non-empty data is a
@@ -164,6 +174,10 @@ func (sseDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumecli
 	return orig, nil
 }
 
+func (sseDialect) CursorLabel(id string) string { return "Last-Event-ID: " + id }
+
+func (sseDialect) StaleCursor() string { return DefaultStaleID }
+
 // noResume is for dialects without a resume protocol.
 type noResume struct{}
 
@@ -172,6 +186,8 @@ func (noResume) Cursor(*resumeclient.Event, Chunk) (string, bool) { return "", f
 func (noResume) Resume(resumeclient.Request, string, string) (resumeclient.Request, error) {
 	return resumeclient.Request{}, errors.New("this dialect cannot resume")
 }
+func (noResume) CursorLabel(id string) string { return "cursor " + id }
+func (noResume) StaleCursor() string          { return "" }
 
 // apiURL completes a base URL (http://host, http://host/v1) to an API
 // path such as /chat/completions; a URL that already ends in it is kept.

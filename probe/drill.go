@@ -3,9 +3,7 @@ package probe
 import (
 	"fmt"
 	"hash/fnv"
-	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -58,14 +56,6 @@ const (
 	DefaultMaxReconnects = 5
 )
 
-// HeaderMatch is a response header, and its value, that names a loss of
-// history in answer to a stale id.
-type HeaderMatch struct{ Name, Value string }
-
-// DefaultStaleHeaders are the headers that count as a defined answer to a
-// stale id: Mercure's hub answers with "earliest".
-var DefaultStaleHeaders = []HeaderMatch{{"Last-Event-ID", "earliest"}, {"Mercure-Last-Event-ID", "earliest"}}
-
 // Drill configures a resume drill. The zero value is no drill.
 type Drill struct {
 	// Name is drop, duplicate or stale; empty means none.
@@ -117,34 +107,43 @@ func orStr(v, def string) string {
 	return def
 }
 
-// Reconnect is the timeline of one reconnect.
-type Reconnect struct {
-	SentID     string    // the Last-Event-ID sent
-	Drop       time.Time // the connection was dropped (by the client or the server)
-	Start      time.Time // the new request was started
-	Headers    time.Time // its response headers arrived
-	FirstChunk time.Time // its first new content chunk arrived
-	ByServer   bool      // the server dropped the connection
-}
+// checkWindow is how many of the newest ids the resume check remembers:
+// a re-delivery of an older id is not recognised, and the check's memory
+// stays bounded whatever the stream's length. rewindIDs is how many of
+// them it keeps as text, to resume from (an id over maxRewindID bytes is
+// not kept).
+const (
+	checkWindow = 1024
+	rewindIDs   = 64
+	maxRewindID = 512
+)
 
-// seenEvent is what the drill keeps of an event: its position and a hash
+// seenEvent is what the check keeps of an event: its position and a hash
 // of its type and data (never the data itself).
 type seenEvent struct {
 	pos  int
-	hash [16]byte
+	hash uint64
 }
 
 // resumeCheck follows the ids of a stream across reconnects and names what
-// a resume did wrong.
+// a resume did wrong. Ids are kept as 64-bit hashes, in a window of the
+// newest checkWindow.
 type resumeCheck struct {
 	opaque  bool
-	seen    map[string]seenEvent
-	order   []string
+	seen    map[uint64]seenEvent // by hash of the id
+	window  [checkWindow]uint64  // id hashes by position mod checkWindow
+	texts   [rewindIDs]string    // id texts by position mod rewindIDs
+	n       int                  // positions so far
+	firstID string               // the first id of the stream
 	maxInt  int64
 	hasInt  bool
-	sentPos int // position of the id sent on the current connection; -1 unknown
+	notInt  string // an id that is not an integer, when one came
+	sentPos int    // position of the id sent on the current connection; -1 unknown
 	sentID  string
 	first   bool // the next event is the first after a reconnect
+	// goodResumes counts resumes whose first event came right after the
+	// sent id.
+	goodResumes int
 
 	replayed, duplicates, missed int
 	verdict                      Verdict
@@ -153,32 +152,27 @@ type resumeCheck struct {
 }
 
 func newResumeCheck(opaque bool, label func(string) string) *resumeCheck {
-	return &resumeCheck{opaque: opaque, seen: map[string]seenEvent{}, sentPos: -1, label: label}
+	return &resumeCheck{opaque: opaque, seen: make(map[uint64]seenEvent), sentPos: -1, label: label}
 }
 
-// cursorLabel names a resume cursor as the dialect sends it.
-func cursorLabel(dialect string) func(string) string {
-	if dialect == "openai-responses" {
-		return func(id string) string { return "starting_after=" + id }
+func hash64(parts ...[]byte) uint64 {
+	h := fnv.New64a()
+	for i, p := range parts {
+		if i > 0 {
+			h.Write([]byte{0})
+		}
+		h.Write(p)
 	}
-	return func(id string) string { return "Last-Event-ID: " + id }
+	return h.Sum64()
 }
 
-func eventHash(typ, data []byte) [16]byte {
-	h := fnv.New128a()
-	h.Write(typ)
-	h.Write([]byte{0})
-	h.Write(data)
-	var out [16]byte
-	h.Sum(out[:0])
-	return out
-}
+func idHash(id string) uint64 { return hash64([]byte(id)) }
 
 // reconnected tells the check that a new connection resumed from id.
 func (c *resumeCheck) reconnected(id string) {
 	c.sentID, c.first = id, true
 	c.sentPos = -1
-	if s, ok := c.seen[id]; ok {
+	if s, ok := c.seen[idHash(id)]; ok {
 		c.sentPos = s.pos
 	}
 }
@@ -201,11 +195,13 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	}
 	first := c.first
 	c.first = false
-	h := eventHash(typ, data)
-	if s, ok := c.seen[id]; ok {
+	key, h := idHash(id), hash64(typ, data)
+	if s, ok := c.seen[key]; ok {
 		c.replayed++
 		if first && c.sentPos >= 0 && s.pos <= c.sentPos {
 			switch {
+			case s.pos == 0 && c.sentPos > 0 && c.goodResumes > 0:
+				c.flag(VerdictRestarted, fmt.Sprintf("server restarted from the first event (id %s) when sent %s, though it had resumed correctly before: only some ids are honoured", id, c.label(c.sentID)))
 			case s.pos == 0 && c.sentPos > 0:
 				c.flag(VerdictRestarted, fmt.Sprintf("server ignored %s and restarted from the first event (id %s)", c.label(c.sentID), id))
 			case id == c.sentID:
@@ -213,6 +209,8 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 			default:
 				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s", id, c.label(c.sentID)))
 			}
+		} else if first && s.pos == c.sentPos+1 {
+			c.goodResumes++
 		}
 		if s.hash != h {
 			c.flag(VerdictMismatch, fmt.Sprintf("id %s arrived again with different data (sent %s)", id, c.label(c.sentID)))
@@ -221,13 +219,18 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 		c.duplicates++
 		return true
 	}
-	c.seen[id] = seenEvent{pos: len(c.order), hash: h}
-	c.order = append(c.order, id)
+	if first && c.sentPos >= 0 && c.sentPos == c.n-1 {
+		c.goodResumes++
+	}
+	c.remember(id, key, h)
 	if c.opaque {
 		return false
 	}
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
+		if c.notInt == "" {
+			c.notInt = id
+		}
 		return false
 	}
 	if c.hasInt && n > c.maxInt+1 {
@@ -245,95 +248,57 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	return false
 }
 
-// rewound returns the id k events before id in the order they were first
-// seen (the first id when there are fewer).
-func (c *resumeCheck) rewound(id string, k int) string {
-	s, ok := c.seen[id]
-	if !ok || len(c.order) == 0 {
+// remember adds a new id at the next position, forgetting the oldest one
+// once the window is full.
+func (c *resumeCheck) remember(id string, key, h uint64) {
+	if c.n == 0 {
+		c.firstID = id
+	}
+	if c.n >= checkWindow {
+		old := c.window[c.n%checkWindow]
+		if s, ok := c.seen[old]; ok && s.pos == c.n-checkWindow {
+			delete(c.seen, old)
+		}
+	}
+	c.window[c.n%checkWindow] = key
+	c.seen[key] = seenEvent{pos: c.n, hash: h}
+	if len(id) <= maxRewindID {
+		c.texts[c.n%rewindIDs] = id
+	} else {
+		c.texts[c.n%rewindIDs] = ""
+	}
+	c.n++
+}
+
+// idAt returns the id at position pos, if it is still known as text.
+func (c *resumeCheck) idAt(pos int) (string, bool) {
+	if pos < 0 || pos >= c.n || pos < c.n-rewindIDs {
+		return "", false
+	}
+	id := c.texts[pos%rewindIDs]
+	return id, id != ""
+}
+
+// rewound returns an id k events before the newest one, for the duplicate
+// drill's last resume: always behind the newest, and never the id the
+// drill already resumed from twice (avoid), where the stream allows.
+func (c *resumeCheck) rewound(newest, avoid string, k int) string {
+	s, ok := c.seen[idHash(newest)]
+	if !ok {
+		return newest
+	}
+	lo := max(0, c.n-rewindIDs)
+	pos := min(max(lo, s.pos-k), max(lo, s.pos-1))
+	if id, ok := c.idAt(pos); ok && id == avoid {
+		switch {
+		case pos-1 >= lo:
+			pos--
+		case pos+1 < s.pos:
+			pos++
+		}
+	}
+	if id, ok := c.idAt(pos); ok {
 		return id
 	}
-	return c.order[max(0, s.pos-k)]
-}
-
-// staleAnswer classifies the answer to a stale id from the response
-// headers; it returns "" when the headers name nothing.
-func staleHeaderAnswer(h http.Header, want []HeaderMatch) string {
-	for _, m := range want {
-		if v := h.Get(m.Name); v != "" && strings.EqualFold(v, m.Value) {
-			return "header " + m.Name + ": " + m.Value
-		}
-	}
-	return ""
-}
-
-// finishDrill fills the resume fields of the record.
-func (r *run) finishDrill(s Scores) {
-	rec, tl := &r.rec, &r.tl
-	rec.Reconnects = len(tl.Reconnects)
-	var excluded time.Duration
-	for _, span := range tl.ResumeSpans() {
-		excluded += span.End.Sub(span.Drop)
-	}
-	for _, rc := range tl.Reconnects {
-		if !rc.Headers.IsZero() {
-			rec.ReconnectMs = maxPtr(rec.ReconnectMs, ms(rc.Headers.Sub(rc.Drop)))
-		}
-		if !rc.FirstChunk.IsZero() {
-			rec.ResumeHandshakeMs = maxPtr(rec.ResumeHandshakeMs, ms(rc.FirstChunk.Sub(rc.Start)))
-		}
-	}
-	if s.Tail != nil && rec.Resumed {
-		rec.TailExclReconnectMs = round3(ptr(*s.Tail - ms(excluded)))
-	}
-	if r.check != nil {
-		c := r.check
-		rec.Replayed, rec.Duplicates, rec.Missed = c.replayed, c.duplicates, c.missed
-		switch {
-		case rec.Verdict != "":
-		case r.stale != "":
-			rec.Verdict, rec.StaleAnswer = VerdictStaleOK, r.stale
-			rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", cursorLabel(r.t.Dialect)(rec.LastEventIDSent), r.stale)
-		case c.verdict != "":
-			rec.Verdict, rec.ResumeDetail = c.verdict, c.detail
-		case !rec.Resumed && rec.Outcome == Success:
-			rec.Verdict = VerdictNotExercised
-			rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks, before the %s drill could drop it: nothing was resumed", rec.Chunks, r.drill)
-		case rec.Resumed && rec.Outcome == Success:
-			rec.Verdict = VerdictPass
-			rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", rec.Reconnects, cursorLabel(r.t.Dialect)(rec.LastEventIDSent))
-		}
-	}
-}
-
-func maxPtr(p *float64, v float64) *float64 {
-	if p == nil || v > *p {
-		return ptr(v)
-	}
-	return p
-}
-
-// ResumeSpan is the time a user waited on a resume: from the first drop
-// after the last new chunk to the first new chunk after it (several
-// reconnects that bring only re-deliveries make one span).
-type ResumeSpan struct {
-	Drop, End time.Time
-	Chunk     int // index in Chunks of the first new chunk after it
-	Handshake time.Duration
-}
-
-// ResumeSpans returns the timeline's resume spans, in order.
-func (tl *Timeline) ResumeSpans() []ResumeSpan {
-	var out []ResumeSpan
-	var pending time.Time
-	for i, rc := range tl.Reconnects {
-		if pending.IsZero() {
-			pending = rc.Drop
-		}
-		if rc.FirstChunk.IsZero() {
-			continue
-		}
-		out = append(out, ResumeSpan{Drop: pending, End: rc.FirstChunk, Chunk: tl.Breaks[i], Handshake: rc.FirstChunk.Sub(rc.Start)})
-		pending = time.Time{}
-	}
-	return out
+	return newest
 }

@@ -52,8 +52,9 @@ func TestDrillVerdicts(t *testing.T) {
 		{name: "drop at a time, mid-stream", drill: Drill{Name: DrillDrop, DropAt: 230 * time.Millisecond}, verdict: VerdictPass, chunks: 12, sent: "4"},
 		{name: "duplicate, correct server", drill: Drill{Name: DrillDuplicate}, verdict: VerdictPass,
 			// 1-3, drop; from 3: 4-6, drop; from 3 again: 4-6 again, drop;
-			// from 3 (three back from 6): 4-6 again, then 7-12.
-			duplicates: 6, replayed: 6, chunks: 12, sent: "3"},
+			// three back from 6 is 3, already sent twice, so from 2: 3-6
+			// again, then 7-12.
+			duplicates: 7, replayed: 7, chunks: 12, sent: "2"},
 		{name: "duplicate, off-by-one replay", setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }, drill: Drill{Name: DrillDuplicate},
 			// 1-3, drop; from 3: 3-5, drop; from 3: 3-5, drop; from 2
 			// (three back from 5): 2-5 again, then 6-12.

@@ -111,17 +111,32 @@ func TestFaultMatrix(t *testing.T) {
 		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }, 3*time.Second, false)
 		wantOutcome(t, rec, UpstreamError, "503 Service Unavailable")
 	})
-	t.Run("reset mid-event", func(t *testing.T) {
+	resetMidEvent := func(w http.ResponseWriter, r *http.Request) {
+		f := sseHeaders(w)
+		io.WriteString(w, "id: 1\ndata: one\n\nid: 2\ndata: tw")
+		f.Flush()
+		panic(http.ErrAbortHandler)
+	}
+	t.Run("reset mid-event, resume off", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) {
-			f := sseHeaders(w)
-			io.WriteString(w, "id: 1\ndata: one\n\nid: 2\ndata: tw")
-			f.Flush()
-			panic(http.ErrAbortHandler)
-		}, 3*time.Second, false)
+		rec := fault(t, Target{NoResume: true}, resetMidEvent, 3*time.Second, false)
 		wantOutcome(t, rec, UpstreamError, "connection broken mid-stream", "after 1 content chunks")
-		if rec.Truncated != 1 || rec.LastEventID != "1" || rec.Chunks != 1 {
-			t.Errorf("truncated %d last id %q chunks %d", rec.Truncated, rec.LastEventID, rec.Chunks)
+		if rec.Truncated != 1 || rec.LastEventID != "1" || rec.Chunks != 1 || rec.Resumed || rec.ServerDrops != 0 {
+			t.Errorf("truncated %d last id %q chunks %d resumed %v server_drops %d", rec.Truncated, rec.LastEventID, rec.Chunks, rec.Resumed, rec.ServerDrops)
+		}
+	})
+	// Resumed by default: every connection replays id 1 and breaks again,
+	// so the probe gives up after the bounded reconnects and names the
+	// replay.
+	t.Run("reset mid-event on every connection", func(t *testing.T) {
+		t.Parallel()
+		rec := fault(t, Target{}, resetMidEvent, 3*time.Second, false)
+		wantOutcome(t, rec, UpstreamError, "connection broken mid-stream", "gave up after 5 reconnects")
+		if rec.Truncated != 6 || rec.ServerDrops != 6 || rec.Reconnects != 5 || rec.LastEventIDSent != "1" || rec.Chunks != 1 {
+			t.Errorf("truncated %d server_drops %d reconnects %d sent %q chunks %d", rec.Truncated, rec.ServerDrops, rec.Reconnects, rec.LastEventIDSent, rec.Chunks)
+		}
+		if rec.Verdict != VerdictDuplicate || !strings.Contains(rec.ResumeDetail, "replayed id 1 again") {
+			t.Errorf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
 		}
 	})
 	t.Run("trickle of one byte per second", func(t *testing.T) {

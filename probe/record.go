@@ -68,8 +68,10 @@ type Record struct {
 	VisibleTPS       *float64 `json:"visible_output_tps,omitempty"`
 	DurationMs       float64  `json:"duration_ms"`
 
-	// Resume drill fields (see the README's "Resume drills").
+	// Resume fields (see the README's "Resume drills" and "Drops by the
+	// server").
 	Resumed             bool     `json:"resumed"`
+	ServerDrops         int      `json:"server_drops"`
 	LastEventIDSent     string   `json:"last_event_id_sent,omitempty"`
 	Reconnects          int      `json:"reconnects"`
 	ReconnectMs         *float64 `json:"reconnect_ms,omitempty"`

@@ -109,6 +109,11 @@ func (openAIResponses) EOFIsEnd(Target) bool { return false }
 
 func (openAIResponses) Resumable() bool { return true }
 
+func (openAIResponses) CursorLabel(n string) string { return "starting_after=" + n }
+
+// StaleCursor is far ahead of any stream's sequence numbers.
+func (openAIResponses) StaleCursor() string { return DefaultStaleCursor }
+
 func (openAIResponses) Cursor(_ *resumeclient.Event, ch Chunk) (string, bool) {
 	return ch.Cursor, ch.HasCursor
 }

@@ -22,31 +22,6 @@ import (
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
-// Timeline is the raw milestones of one request on the monotonic clock. Zero
-// times are milestones that did not happen.
-type Timeline struct {
-	Start          time.Time
-	Headers        time.Time
-	FirstEvent     time.Time // first non-comment event with non-empty data
-	FirstEffective time.Time // first content or action
-	Chunks         []time.Time
-	End            time.Time // the end marker
-	Closed         time.Time // the stream was over for the client
-	// Reconnects are the resumes, in order; Breaks[i] is the index in
-	// Chunks of the first chunk after Reconnects[i] (len(Chunks) if none).
-	Reconnects []Reconnect
-	Breaks     []int
-}
-
-// Millis returns the chunk times and the end marker in ms from the start.
-func (tl *Timeline) Millis() ([]float64, *float64) {
-	out := make([]float64, len(tl.Chunks))
-	for i, c := range tl.Chunks {
-		out[i] = ms(c.Sub(tl.Start))
-	}
-	return out, since(tl.Start, tl.End)
-}
-
 // Options are the per-run settings of a probe.
 type Options struct {
 	Sample Sample
@@ -87,7 +62,7 @@ func NewRequestID() string {
 // deadline: ctx's deadline is the probe's timeout, and a cancellation of ctx
 // is recorded as client_cancelled.
 func Run(ctx context.Context, t Target, o Options) Result {
-	r := &run{t: t, o: o, drill: o.Drill.name()}
+	r := &run{ctx: ctx, t: t, o: o, drill: o.Drill.name()}
 	r.rec = Record{
 		RequestID: o.RequestID, Target: t.Name, Sample: o.Sample.Name, SampleVersion: o.Sample.Version,
 		Dialect: t.Dialect, Drill: r.drill, StartedAt: time.Now().UTC().Format(time.RFC3339Nano),
@@ -98,16 +73,18 @@ func Run(ctx context.Context, t Target, o Options) Result {
 	if o.FirstChunkTimeout > 0 {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
+		r.ctx = ctx
 		defer cancel(nil)
 		r.firstTimer = time.AfterFunc(o.FirstChunkTimeout, func() { cancel(errNoFirstChunk) })
 		defer r.firstTimer.Stop()
 	}
-	r.do(ctx)
+	r.do()
 	r.finish()
 	return Result{Record: r.rec, Timeline: r.tl}
 }
 
 type run struct {
+	ctx   context.Context
 	t     Target
 	o     Options
 	d     Dialect
@@ -118,17 +95,24 @@ type run struct {
 	c     *resumeclient.Client
 	req   resumeclient.Request
 	check *resumeCheck
+	sess  *resumeclient.Session
+	st    *resumeclient.Stream // the open connection
 
-	conn      int // index of the current connection
-	connTexts int // text events on the current connection, re-deliveries included
-	staleConn bool
-	stale     string // the defined answer to a stale id, when one came
-	step      int    // drops the client made for the drill so far
-	dupID     string // the id the duplicate drill resumes from twice
-	cursor    string // resume cursor of the last dispatched event
-	respID    string // the stream's id, for dialects that resume by it
+	conn        int  // index of the current connection
+	connTexts   int  // text events on the current connection, re-deliveries included
+	firstOnConn bool // no new chunk yet on this (resumed) connection
+	dropAfter   int  // the drill drops the connection after this many text events
+	ended       bool // onDrop judged the end of the run
+	staleConn   bool
+	stale       string // the defined answer to a stale id, when one came
+	staleNote   string // a position header that came back and answered nothing
+	step        int    // drops the client made for the drill so far
+	dupID       string // the id the duplicate drill resumes from twice
+	cursor      string // resume cursor of the last dispatched event
+	respID      string // the stream's id, for dialects that resume by it
 
 	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
+	dropTimer  *time.Timer // Drill.DropAt
 }
 
 func (r *run) fail(o Outcome, format string, args ...any) {
@@ -137,29 +121,28 @@ func (r *run) fail(o Outcome, format string, args ...any) {
 }
 
 func (r *run) now() time.Time {
-	if r.c.Now != nil {
+	if r.c != nil && r.c.Now != nil {
 		return r.c.Now()
 	}
 	return time.Now()
 }
 
-func (r *run) do(ctx context.Context) {
+func (r *run) do() {
 	d, err := LookupDialect(r.t.Dialect)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return
 	}
 	r.d = d
-	if r.drill != DrillNone {
-		if !d.Resumable() {
-			r.rec.Verdict = VerdictNotSupported
-			r.rec.ResumeDetail = fmt.Sprintf("the %s dialect has no resume: the %s drill ran as a plain request", r.t.Dialect, r.drill)
-			r.drill = DrillNone
-		} else {
-			r.check = newResumeCheck(r.o.Drill.OpaqueIDs, cursorLabel(r.t.Dialect))
-		}
+	if r.drill != DrillNone && !d.Resumable() {
+		r.rec.Verdict = VerdictNotSupported
+		r.rec.ResumeDetail = fmt.Sprintf("the %s dialect has no resume: the %s drill ran as a plain request", r.t.Dialect, r.drill)
+		r.drill = DrillNone
 	}
-	r.req, err = d.Request(r.t, r.o.Sample, r.check != nil)
+	if d.Resumable() && (r.drill != DrillNone || !r.t.NoResume) {
+		r.check = newResumeCheck(r.o.Drill.OpaqueIDs, d.CursorLabel)
+	}
+	r.req, err = d.Request(r.t, r.o.Sample, r.drill != DrillNone)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return
@@ -181,322 +164,41 @@ func (r *run) do(ctx context.Context) {
 		r.c = insecure(r.c)
 		defer r.c.HTTP.CloseIdleConnections()
 	}
-	st, err := r.c.Open(ctx, r.req)
-	r.tl.Start, r.tl.Headers = st.Start, st.HeadersAt
-	r.rec.HTTPStatus = st.Status
-	r.rec.RetryAfterMs = retryAfter(st.Header, time.Now())
+	r.sess, err = r.c.NewSession(r.ctx, r.req, resumeclient.SessionOptions{
+		// The probe reconnects at once unless the server asks for a
+		// wait: reconnect_ms then measures the server, not a client timer.
+		Retry:         -1,
+		MaxReconnects: orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects) + 1,
+		NoJitter:      true,
+		OnConnect:     r.onConnect,
+		OnDrop:        r.onDrop,
+	})
 	if err != nil {
-		r.classify(ctx, err)
-		r.closed(st)
+		r.fail(ProtocolError, "invalid client settings: %v", err)
 		return
 	}
-	for st != nil {
-		st = r.read(ctx, st)
-	}
-}
-
-// closed notes what a stream that is over leaves in the record.
-func (r *run) closed(st *resumeclient.Stream) {
-	st.Close()
-	r.tl.Closed = r.now()
-	r.rec.Bytes += st.Bytes()
-	if id := st.LastEventID(); id != "" || r.conn == 0 {
-		r.rec.LastEventID = id
-	}
-	if st.Truncated() {
-		r.rec.Truncated++
-	}
-}
-
-// dropAfter is how many text events connection i reads before the drill
-// drops it; 0 means it is not dropped.
-// dropAfter is how many text events a connection reads before the drill
-// drops it, given how many drops the client has made so far (a drop by the
-// server does not advance the drill); 0 means it is not dropped.
-func (r *run) dropAfter(step int) int {
-	n := orInt(r.o.Drill.DropAfter, DefaultDropAfter)
-	switch {
-	case (r.drill == DrillDrop || r.drill == DrillStale) && step == 0 && r.o.Drill.DropAt == 0:
-		return n
-	case r.drill == DrillDuplicate && step <= 2 && (step > 0 || r.o.Drill.DropAt == 0):
-		return n
-	}
-	return 0
-}
-
-// read consumes one connection. It returns the next connection when the
-// drill (or a drop by the server) resumes, nil when the run is over.
-func (r *run) read(ctx context.Context, st *resumeclient.Stream) *resumeclient.Stream {
-	if r.step == 0 && r.drill != DrillNone && r.o.Drill.DropAt > 0 {
-		// The first drop comes at DropAt, on whichever connection is open.
-		tm := time.AfterFunc(r.o.Drill.DropAt-time.Since(r.tl.Start), func() { st.Close() })
-		defer tm.Stop()
-	}
-	cancelAfter := orInt(r.o.CancelAfter, DefaultCancelAfter)
-	dropAfter := r.dropAfter(r.step)
-	first := r.conn > 0
+	defer r.sess.Close()
+	defer func() {
+		if r.dropTimer != nil {
+			r.dropTimer.Stop()
+		}
+	}()
 	for {
-		ev, err := st.Next()
+		ev, err := r.sess.Next()
 		if err != nil {
-			return r.ended(ctx, st, err)
+			r.sessionEnded(err)
+			return
 		}
-		if ev.Kind == resumeclient.KindComment {
-			r.rec.Comments++
-			continue
-		}
-		if r.staleConn {
-			r.rec.Events++
-			r.staleAnswer(st, ev)
-			r.closed(st)
-			return nil
-		}
-		ch, err := r.d.Decode(r.t, ev)
-		if err != nil {
-			r.rec.Events++
-			r.fail(ProtocolError, "%v", err)
-			r.closed(st)
-			return nil
-		}
-		if ch.Kind == Liveness {
-			r.rec.Comments++
-			continue
-		}
-		r.rec.Events++
-		if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
-			r.tl.FirstEvent = ev.Dispatched
-		}
-		cursor, hasCursor := r.d.Cursor(ev, ch)
-		if hasCursor {
-			r.cursor = cursor
-		}
-		if ch.ResponseID != "" {
-			r.respID = ch.ResponseID
-		}
-		again := false
-		if r.check != nil {
-			again = r.check.event(cursor, hasCursor, ev.Type, ev.Data)
-		}
-		if u := ch.Usage; u != nil {
-			if r.tok == nil {
-				r.tok = &Tokens{}
-			}
-			if u.Prompt > 0 {
-				r.tok.Prompt = u.Prompt
-			}
-			if u.Completion > 0 {
-				r.tok.Completion = u.Completion
-			}
-		}
-		switch ch.Kind {
-		case Text:
-			r.connTexts++
-			if !again {
-				if first {
-					r.reconnect().FirstChunk = ev.Dispatched
-					first = false
-				}
-				r.tl.Chunks = append(r.tl.Chunks, ev.Dispatched)
-				if len(r.tl.Chunks) == 1 && r.firstTimer != nil {
-					r.firstTimer.Stop()
-				}
-				if r.tl.FirstEffective.IsZero() {
-					r.tl.FirstEffective = ev.Dispatched
-				}
-			}
-			if r.o.Sample.Cancel && len(r.tl.Chunks) >= cancelAfter {
-				st.Close()
-				r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, len(r.tl.Chunks))
-				r.closed(st)
-				return nil
-			}
-			if dropAfter > 0 && r.connTexts >= dropAfter {
-				st.Close()
-				return r.ended(ctx, st, resumeclient.ErrDropped)
-			}
-		case Effective:
-			if r.tl.FirstEffective.IsZero() {
-				r.tl.FirstEffective = ev.Dispatched
-			}
-		case End:
-			r.tl.End = ev.Dispatched
-			r.rec.Outcome = Success
-			r.closed(st)
-			return nil
-		case Failed:
-			r.fail(UpstreamError, "error event in the stream: %s", ch.Message)
-			r.closed(st)
-			return nil
+		if r.event(ev) {
+			r.connDone()
+			return
 		}
 	}
-}
-
-func (r *run) reconnect() *Reconnect { return &r.tl.Reconnects[len(r.tl.Reconnects)-1] }
-
-// ended handles the end of one connection: the end of the run, or a resume.
-func (r *run) ended(ctx context.Context, st *resumeclient.Stream, err error) *resumeclient.Stream {
-	dropAt := r.now()
-	r.closed(st)
-	byServer := false
-	switch {
-	case errors.Is(err, resumeclient.ErrDropped) && ctx.Err() == nil:
-		if r.drill == DrillNone {
-			r.classify(ctx, err)
-			return nil
-		}
-		r.step++
-	case r.staleConn:
-		r.staleEnded(ctx, err)
-		return nil
-	case errors.Is(err, io.EOF) && r.d.EOFIsEnd(r.t):
-		r.tl.End = dropAt
-		r.rec.Outcome = Success
-		return nil
-	case r.check != nil && ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, resumeclient.ErrReset)) &&
-		len(r.tl.Reconnects) < orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects):
-		byServer = true
-	case errors.Is(err, io.EOF):
-		r.fail(UpstreamError, "stream closed by the server before the end marker")
-		return nil
-	default:
-		r.classify(ctx, err)
-		return nil
-	}
-	return r.resume(ctx, st, dropAt, byServer)
-}
-
-// resume opens the next connection of the drill with Last-Event-ID.
-func (r *run) resume(ctx context.Context, st *resumeclient.Stream, dropAt time.Time, byServer bool) *resumeclient.Stream {
-	last := r.cursor
-	if last == "" {
-		r.rec.Verdict = VerdictNotSupported
-		r.rec.ResumeDetail = "the target sent no event ids before the drop: there is nothing to resume from"
-		r.fail(UpstreamError, "dropped for the %s drill, and no event id to resume from", r.drill)
-		return nil
-	}
-	next := r.conn + 1
-	id := last
-	switch {
-	case byServer:
-	case r.drill == DrillStale && r.step == 1:
-		id = orStr(r.o.Drill.StaleID, DefaultStaleID)
-		if r.o.Drill.StaleID == "" && r.t.Dialect == "openai-responses" {
-			id = DefaultStaleCursor
-		}
-		r.staleConn = true
-	case r.drill == DrillDuplicate && r.step == 1:
-		r.dupID = id
-	case r.drill == DrillDuplicate && r.step == 2:
-		id = r.dupID // the same id again
-	case r.drill == DrillDuplicate && r.step == 3:
-		id = r.check.rewound(last, orInt(r.o.Drill.Rewind, DefaultRewind))
-	}
-	if byServer {
-		if d, ok := st.Retry(); ok {
-			t := time.NewTimer(min(d, 30*time.Second))
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				r.classify(ctx, ctx.Err())
-				return nil
-			}
-		}
-	}
-	r.conn, r.connTexts = next, 0
-	r.rec.LastEventIDSent = id
-	r.rec.Resumed = true
-	if r.check != nil {
-		r.check.reconnected(id)
-	}
-	req, err := r.d.Resume(r.req, id, r.respID)
-	if err != nil {
-		r.fail(UpstreamError, "cannot resume: %v", err)
-		return nil
-	}
-	r.tl.Reconnects = append(r.tl.Reconnects, Reconnect{SentID: id, Drop: dropAt, ByServer: byServer})
-	r.tl.Breaks = append(r.tl.Breaks, len(r.tl.Chunks))
-	rc := r.reconnect()
-	ns, err := r.c.Open(ctx, req)
-	rc.Start, rc.Headers = ns.Start, ns.HeadersAt
-	if err != nil {
-		if r.staleConn {
-			r.staleOpen(ctx, ns, err)
-		} else {
-			r.classify(ctx, err)
-		}
-		r.closed(ns)
-		return nil
-	}
-	if r.staleConn {
-		if a := staleHeaderAnswer(ns.Header, orHeaders(r.o.Drill.StaleHeaders)); a != "" {
-			r.staleOK(a)
-			r.closed(ns)
-			return nil
-		}
-	}
-	return ns
-}
-
-func orHeaders(h []HeaderMatch) []HeaderMatch {
-	if h == nil {
-		return DefaultStaleHeaders
-	}
-	return h
-}
-
-func (r *run) staleOK(answer string) {
-	r.stale = answer
-	r.rec.Outcome = Success
-}
-
-// staleOpen judges a stale resume that got no stream.
-func (r *run) staleOpen(ctx context.Context, st *resumeclient.Stream, err error) {
-	switch {
-	case st.Status == http.StatusNoContent:
-		r.staleOK("http_204")
-	case st.Status >= 400 && st.Status < 500:
-		r.staleOK("http_" + strconv.Itoa(st.Status))
-	default:
-		r.classify(ctx, err)
-		r.undefinedStale(fmt.Sprintf("got %s", r.rec.Error))
-	}
-}
-
-// staleAnswer judges the first event after a stale resume.
-func (r *run) staleAnswer(st *resumeclient.Stream, ev *resumeclient.Event) {
-	switch string(ev.Type) {
-	case orStr(r.o.Drill.ErrorEvent, "error"):
-		r.staleOK("error_event")
-	case orStr(r.o.Drill.ResetEvent, "reset"):
-		r.staleOK("reset_event")
-	default:
-		where := "an event with no id"
-		if ev.HasID && len(ev.ID) > 0 {
-			where = "id " + string(ev.ID)
-		}
-		r.rec.Outcome = Success
-		r.undefinedStale(fmt.Sprintf("the stream carried on from %s with no reset marker (live tail)", where))
-	}
-}
-
-// staleEnded judges a stale resume whose stream ended before any event.
-func (r *run) staleEnded(ctx context.Context, err error) {
-	if errors.Is(err, io.EOF) {
-		r.rec.Outcome = Success
-		r.undefinedStale("the stream closed with no event and no defined answer")
-		return
-	}
-	r.classify(ctx, err)
-	r.undefinedStale("no answer: " + r.rec.Error)
-}
-
-func (r *run) undefinedStale(why string) {
-	r.rec.Verdict = VerdictUndefinedStale
-	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s", cursorLabel(r.t.Dialect)(r.rec.LastEventIDSent), why)
 }
 
 // classify turns a transport error into an outcome and a one-line message.
-func (r *run) classify(ctx context.Context, err error) {
+func (r *run) classify(err error) {
+	ctx := r.ctx
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		what := "end marker"
@@ -518,6 +220,10 @@ func (r *run) classify(ctx context.Context, err error) {
 		r.fail(ProtocolError, "%v", err)
 	case errors.Is(err, resumeclient.ErrHTTPStatus):
 		r.fail(UpstreamError, "%v", err)
+	case errors.Is(err, resumeclient.ErrConnect):
+		r.fail(UpstreamError, "%v", err)
+	case errors.Is(err, io.EOF):
+		r.fail(UpstreamError, "stream closed by the server before the end marker")
 	case errors.Is(err, resumeclient.ErrReset):
 		r.fail(UpstreamError, "%v (after %d content chunks)", err, len(r.tl.Chunks))
 	default:
@@ -538,7 +244,7 @@ func (r *run) finish() {
 	chunks, end := tl.Millis()
 	s := Reduce(chunks, end, tl.Breaks...)
 	fillScores(rec, s)
-	r.finishDrill(s)
+	r.finishResume(s)
 	if !tl.Closed.IsZero() {
 		rec.DurationMs = ms(tl.Closed.Sub(tl.Start))
 	}

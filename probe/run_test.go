@@ -211,13 +211,14 @@ func TestSplitWritesAndCRLF(t *testing.T) {
 func TestFaultOutcomes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name    string
-		setup   func(*ssetest.Server)
-		steps   []ssetest.Step
-		want    Outcome
-		status  int
-		errHas  []string
-		timeout time.Duration
+		name     string
+		setup    func(*ssetest.Server)
+		steps    []ssetest.Step
+		want     Outcome
+		status   int
+		errHas   []string
+		timeout  time.Duration
+		noResume bool
 	}{
 		{name: "HTTP 500", setup: func(s *ssetest.Server) { s.Status = 500 }, want: UpstreamError, status: 500,
 			errHas: []string{"500", "Internal Server Error", "injected status"}},
@@ -225,7 +226,7 @@ func TestFaultOutcomes(t *testing.T) {
 			errHas: []string{"not text/event-stream", `"text/html"`, "id: 1"}},
 		{name: "headers then nothing", setup: func(s *ssetest.Server) { s.Hold = true }, steps: []ssetest.Step{}, want: Timeout, status: 200,
 			errHas: []string{"timeout", "no first chunk within 300ms"}, timeout: 300 * time.Millisecond},
-		{name: "reset mid-stream", setup: func(s *ssetest.Server) { s.ResetAfter = 2 }, want: UpstreamError, status: 200,
+		{name: "reset mid-stream, resume off", setup: func(s *ssetest.Server) { s.ResetAfter = 2 }, noResume: true, want: UpstreamError, status: 200,
 			errHas: []string{"connection broken mid-stream", "after 2 content chunks"}},
 		{name: "clean close before the end marker", steps: ssetest.Events(ssetest.Ms(10, 20), -1), want: UpstreamError, status: 200,
 			errHas: []string{"before the end marker"}},
@@ -246,7 +247,7 @@ func TestFaultOutcomes(t *testing.T) {
 			if timeout == 0 {
 				timeout = 5 * time.Second
 			}
-			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", timeout).Record
+			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]", NoResume: tt.noResume}, "short", timeout).Record
 			if rec.Outcome != tt.want {
 				t.Fatalf("outcome %s (%s), want %s", rec.Outcome, rec.Error, tt.want)
 			}

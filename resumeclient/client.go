@@ -8,6 +8,7 @@ package resumeclient
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/streamprobe/streamprobe/internal/version"
 )
 
 // Request describes one streaming request. Body is resent as is on every
@@ -34,8 +37,8 @@ type Request struct {
 	LastEventID string
 }
 
-// Client opens streams. The zero value uses http.DefaultClient's transport
-// with no overall timeout (the caller's context is the deadline).
+// Client opens streams. The zero value uses a plain http.Client with no
+// overall timeout (the caller's context is the deadline).
 type Client struct {
 	// HTTP is the client used for requests; nil means a plain client.
 	HTTP *http.Client
@@ -48,13 +51,51 @@ type Client struct {
 	// transport reads the body through a 4 KiB buffer of its own, so a
 	// larger one rarely fills, and it is per live stream).
 	ReadBuffer int
+	// ReadTimeout, when > 0, drops a stream that receives no byte (event,
+	// comment or partial line) for this long, with ErrIdle; a Session then
+	// reconnects.
+	ReadTimeout time.Duration
+	// UserAgent is sent as User-Agent; empty means "streamprobe/<version>".
+	UserAgent string
 }
+
+// UserAgent is the default User-Agent header.
+var UserAgent = "streamprobe/" + version.String()
 
 func (c *Client) now() time.Time {
 	if c.Now != nil {
 		return c.Now()
 	}
 	return time.Now()
+}
+
+// validate checks the settings; every error wraps ErrInvalidOption.
+func (c *Client) validate() error {
+	switch {
+	case c.MaxEventSize < 0:
+		return fmt.Errorf("%w: MaxEventSize %d is negative", ErrInvalidOption, c.MaxEventSize)
+	case c.ReadBuffer < 0:
+		return fmt.Errorf("%w: ReadBuffer %d is negative", ErrInvalidOption, c.ReadBuffer)
+	case c.ReadTimeout < 0:
+		return fmt.Errorf("%w: ReadTimeout %v is negative", ErrInvalidOption, c.ReadTimeout)
+	}
+	return nil
+}
+
+// ConnInfo is what is known of one connection attempt once its response
+// headers arrived, or it failed.
+type ConnInfo struct {
+	// Index is the connection's place in its Session: 0 for the first.
+	Index int
+	// Request is the request as sent; LastEventID is the Last-Event-ID
+	// header it carried.
+	Request Request
+	// Start is when the request was started; HeadersAt when the response
+	// headers arrived (zero when none did).
+	Start, HeadersAt time.Time
+	// Status and Header are the response's (0 and nil when none came).
+	Status int
+	Header http.Header
 }
 
 // Stream is one open event stream: one HTTP response being read.
@@ -79,32 +120,41 @@ type Stream struct {
 	readErr   error // returned once the bytes read with it are parsed
 	zeroReads int
 	closed    atomic.Bool
+	idled     atomic.Bool // closed by the read timeout
+	idle      *time.Timer
 	once      sync.Once
 	truncate  bool
+	conn      int
 }
 
-// Open starts the request and waits for the response headers. It always
-// returns a Stream; on error it is closed, and its Start, HeadersAt and
-// Status say how far the request got. A status other than 200 or a content
-// type other than text/event-stream is an error wrapping ErrHTTPStatus or
-// ErrNotEventStream.
+// Open starts the request and waits for the response headers. A response
+// that is not a 200 text/event-stream is a *StatusError (wrapping
+// ErrHTTPStatus, ErrNoContent or ErrNotEventStream); a request that got no
+// response wraps ErrConnect. On error no Stream is returned.
 func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
+	st, _, err := c.open(ctx, r)
+	return st, err
+}
+
+// open is Open that also says how far the attempt got.
+func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error) {
+	info := ConnInfo{Request: r}
+	if err := c.validate(); err != nil {
+		return nil, info, err
+	}
 	method := r.Method
 	if method == "" {
 		method = http.MethodGet
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	var body io.Reader
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
 	}
-	s := &Stream{c: c, cancel: cancel}
+	ctx, cancel := context.WithCancel(ctx)
 	req, err := http.NewRequestWithContext(ctx, method, r.URL, body)
 	if err != nil {
 		cancel()
-		s.closed.Store(true)
-		s.err = fmt.Errorf("resumeclient: building request: %w", unwrapURLError(err))
-		return s, s.err
+		return nil, info, fmt.Errorf("%w: building request: %w", ErrConnect, unwrapURLError(err))
 	}
 	for k, vs := range r.Header {
 		for _, v := range vs {
@@ -113,6 +163,9 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", cmp.Or(c.UserAgent, UserAgent))
+	}
 	if r.LastEventID != "" {
 		req.Header.Set("Last-Event-ID", r.LastEventID)
 	}
@@ -127,42 +180,44 @@ func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
 		c2.CheckRedirect = sameHostRedirect
 		hc = &c2
 	}
+	info.Start = c.now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		cancel()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, info, fmt.Errorf("resumeclient: %s %s: %w", method, redactURL(r.URL), unwrapURLError(err))
+		}
+		return nil, info, fmt.Errorf("%w: %s %s: %w", ErrConnect, method, redactURL(r.URL), unwrapURLError(err))
+	}
+	info.HeadersAt = c.now()
+	info.Status, info.Header = resp.StatusCode, resp.Header
+	var kind error
+	if resp.StatusCode == http.StatusNoContent {
+		kind = ErrNoContent
+	} else if resp.StatusCode != http.StatusOK {
+		kind = ErrHTTPStatus
+	} else if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "text/event-stream" {
+		kind = ErrNotEventStream
+	}
+	if kind != nil {
+		snippet := errorSnippet(resp.Body, headerSecrets(r.Header))
+		resp.Body.Close()
+		cancel()
+		return nil, info, &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind}
+	}
+	s := &Stream{c: c, cancel: cancel, body: resp.Body, Start: info.Start, HeadersAt: info.HeadersAt, Status: resp.StatusCode, Header: resp.Header}
 	s.parser.MaxEventSize = c.MaxEventSize
 	if r.LastEventID != "" {
 		s.parser.SetLastEventID(r.LastEventID)
 	}
-	s.Start = c.now()
-	resp, err := hc.Do(req)
-	if err != nil {
-		cancel()
-		s.closed.Store(true)
-		s.err = fmt.Errorf("resumeclient: %s %s: %w", method, redactURL(r.URL), unwrapURLError(err))
-		return s, s.err
+	s.buf = make([]byte, cmp.Or(c.ReadBuffer, 4<<10))
+	if c.ReadTimeout > 0 {
+		s.idle = time.AfterFunc(c.ReadTimeout, func() {
+			s.idled.Store(true)
+			s.Close()
+		})
 	}
-	s.HeadersAt = c.now()
-	s.Status = resp.StatusCode
-	s.Header = resp.Header
-	s.body = resp.Body
-	secrets := headerSecrets(r.Header)
-	if resp.StatusCode != http.StatusOK {
-		snippet := s.snippet(secrets)
-		s.Close()
-		s.err = fmt.Errorf("%w %d %s%s", ErrHTTPStatus, resp.StatusCode, http.StatusText(resp.StatusCode), snippet)
-		return s, s.err
-	}
-	ct := resp.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "text/event-stream" {
-		snippet := s.snippet(secrets)
-		s.Close()
-		s.err = fmt.Errorf("%w: status %d, Content-Type %q%s", ErrNotEventStream, resp.StatusCode, ct, snippet)
-		return s, s.err
-	}
-	size := c.ReadBuffer
-	if size <= 0 {
-		size = 4 << 10
-	}
-	s.buf = make([]byte, size)
-	return s, nil
+	return s, info, nil
 }
 
 // snippetWait bounds the read of an error body's first bytes: a server may
@@ -202,12 +257,12 @@ func headerSecrets(h http.Header) []string {
 	return out
 }
 
-// snippet reads the first bytes of an error body, for the message only,
-// with every secret of the request scrubbed from it.
-func (s *Stream) snippet(secrets []string) string {
+// errorSnippet reads the first bytes of an error body, for the message
+// only, with every secret of the request scrubbed from it.
+func errorSnippet(body io.ReadCloser, secrets []string) string {
 	b := make([]byte, 128)
-	t := time.AfterFunc(snippetWait, func() { s.body.Close() })
-	n, _ := io.ReadFull(s.body, b)
+	t := time.AfterFunc(snippetWait, func() { body.Close() })
+	n, _ := io.ReadFull(body, b)
 	t.Stop()
 	b = bytes.TrimSpace(b[:n])
 	if len(b) == 0 {
@@ -217,13 +272,12 @@ func (s *Stream) snippet(secrets []string) string {
 	for _, sec := range secrets {
 		str = strings.ReplaceAll(str, sec, "[redacted]")
 	}
-	str = strings.Map(func(r rune) rune {
+	return strings.Map(func(r rune) rune {
 		if r < ' ' || r == utf8.RuneError {
 			return ' '
 		}
 		return r
 	}, str)
-	return fmt.Sprintf(", body starts %q", str)
 }
 
 // DropAtByte makes the stream cut its own connection once n bytes of the
@@ -241,13 +295,14 @@ func (s *Stream) Next() (*Event, error) {
 	}
 	for {
 		if s.closed.Load() {
-			return nil, s.finish(ErrDropped)
+			return nil, s.finish(s.classify(nil))
 		}
 		ev, err := s.parser.Next()
 		if err != nil {
 			return nil, s.finish(err)
 		}
 		if ev != nil {
+			ev.Conn = s.conn
 			return ev, nil
 		}
 		buf := s.buf
@@ -267,6 +322,9 @@ func (s *Stream) Next() (*Event, error) {
 		}
 		n, err := s.body.Read(buf)
 		at := s.c.now()
+		if n > 0 && s.idle != nil {
+			s.idle.Reset(s.c.ReadTimeout)
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && !s.closed.Load() {
 				err = io.EOF
@@ -291,6 +349,9 @@ func (s *Stream) Next() (*Event, error) {
 }
 
 func (s *Stream) classify(err error) error {
+	if s.idled.Load() {
+		return fmt.Errorf("%w (%v)", ErrIdle, s.c.ReadTimeout)
+	}
 	if s.closed.Load() {
 		return ErrDropped
 	}
@@ -325,6 +386,9 @@ func (s *Stream) Retry() (time.Duration, bool) { return s.parser.Retry() }
 func (s *Stream) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
+		if s.idle != nil {
+			s.idle.Stop()
+		}
 		s.cancel()
 		if s.body != nil {
 			s.body.Close()

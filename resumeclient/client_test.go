@@ -66,8 +66,9 @@ func TestOpenErrorBodyThatNeverEnds(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Open took %v", d)
 	}
-	if st.Status != 429 {
-		t.Errorf("status %d", st.Status)
+	var se *StatusError
+	if st != nil || !errors.As(err, &se) || se.Status != 429 {
+		t.Errorf("stream %v, err %#v: want no stream and a *StatusError with status 429", st, err)
 	}
 }
 

@@ -17,8 +17,9 @@ const (
 	// KindEvent is an event dispatched by a blank line with a non-empty
 	// data buffer.
 	KindEvent Kind = iota + 1
-	// KindComment is a comment line (":..."). It carries no data for the
-	// caller; it is reported only as a sign that the stream is alive.
+	// KindComment is a comment line (":..."): a sign that the stream is
+	// alive. Its Data is the text after the colon (one leading space
+	// removed); it never changes the event being built.
 	KindComment
 )
 
@@ -43,8 +44,8 @@ type Event struct {
 	Dispatched time.Time
 	// Size is the number of bytes of the wire form of the event.
 	Size int
-	// Conn is the index of the connection (0 for the first) it came on;
-	// set by Session.
+	// Conn is the index of the connection (0 for the first) it came on
+	// within a Session.
 	Conn int
 }
 
@@ -229,7 +230,11 @@ func (p *Parser) processLine(at time.Time, eol int) *Event {
 		return ev
 	}
 	if line[0] == ':' {
-		p.ev = Event{Kind: KindComment, FirstByte: at, Dispatched: p.at, Size: len(line) + eol}
+		text := line[1:]
+		if len(text) > 0 && text[0] == ' ' {
+			text = text[1:]
+		}
+		p.ev = Event{Kind: KindComment, Data: text, FirstByte: at, Dispatched: p.at, Size: len(line) + eol}
 		if !p.pending {
 			p.evBytes = 0
 		}

@@ -95,6 +95,11 @@ type Server struct {
 	// the body) right after that many steps have been written: a drop by
 	// the server, from which the client resumes by itself.
 	ResetAfter int
+	// CloseAfter, when > 0, ends the first connection cleanly (a normal end
+	// of the body, no end marker) right after that many steps: a server
+	// that closes a stream it could still resume, as a proxy's idle or
+	// lifetime limit does.
+	CloseAfter int
 	// CutAt, when > 0, makes the first connection write the step with this
 	// schedule index without its closing blank line (its id line included)
 	// and then break: an id sent on an event that is cut off.
@@ -112,11 +117,12 @@ type Server struct {
 	// reference target).
 	KeepConns int
 
-	mu    sync.Mutex
-	conns []*Conn
-	first time.Time // start of the first connection: the live clock
-	wg    sync.WaitGroup
-	quit  chan struct{}
+	mu       sync.Mutex
+	conns    []*Conn
+	accepted int       // connections so far, whatever KeepConns trims
+	first    time.Time // start of the first connection: the live clock
+	wg       sync.WaitGroup
+	quit     chan struct{}
 }
 
 // Bug is a resume bug the server can play.
@@ -151,6 +157,13 @@ const (
 	StaleReset
 	// StaleLive silently streams from the live position: the bug.
 	StaleLive
+	// StaleHeader answers, as Mercure 0.24 does, with a Last-Event-ID
+	// response header naming where it really resumed (the oldest retained
+	// event, or "earliest"), then streams from there.
+	StaleHeader
+	// StaleReplay silently replays the whole stream from the first event:
+	// a full replay with no reset marker.
+	StaleReplay
 )
 
 // NewServer returns a started server that plays schedule.
@@ -228,7 +241,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.KeepConns > 0 && len(s.conns) > s.KeepConns {
 		s.conns = append(s.conns[:0], s.conns[len(s.conns)-s.KeepConns:]...)
 	}
-	connIdx := len(s.conns) - 1
+	connIdx := s.accepted
+	s.accepted++
 	if s.first.IsZero() {
 		s.first = c.Start
 	}
@@ -296,6 +310,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 					break
 				}
 			}
+		case s.Stale == StaleHeader:
+			from := "earliest"
+			first = 0
+			if ids := s.retained(steps, live); len(ids) > 0 {
+				first = ids[0]
+				if first > 0 {
+					from = steps[first-1].key()
+				}
+			}
+			w.Header().Set("Last-Event-ID", from)
+		case s.Stale == StaleReplay:
+			first = 0
 		case s.Stale == StaleReset:
 			prefix = []Step{{Event: or(s.ResetEvent, "reset"), Data: "ssetest: history lost, replaying"}}
 		default:
@@ -360,6 +386,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if connIdx == 0 && s.ResetAfter > 0 && written == s.ResetAfter {
 			panic(http.ErrAbortHandler)
 		}
+		if connIdx == 0 && s.CloseAfter > 0 && written == s.CloseAfter {
+			return
+		}
 	}
 	if s.Hold {
 		select {
@@ -401,6 +430,17 @@ func (s *Server) write(ctx context.Context, w io.Writer, rc *http.ResponseContro
 // find returns the index of the step whose id is id, within the retention
 // window at the live offset, or -1.
 func (s *Server) find(steps []Step, id string, live time.Duration) int {
+	for _, i := range s.retained(steps, live) {
+		if steps[i].key() == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// retained returns the indexes of the steps that can be resumed from at
+// the live offset, oldest first.
+func (s *Server) retained(steps []Step, live time.Duration) []int {
 	var ids []int
 	for i, st := range steps {
 		if st.key() != "" && (s.Retention == 0 || st.At <= live) {
@@ -412,12 +452,7 @@ func (s *Server) find(steps []Step, id string, live time.Duration) int {
 		// resumed from: the window moves with the stream.
 		ids = ids[len(ids)-s.Retention:]
 	}
-	for _, i := range ids {
-		if steps[i].key() == id {
-			return i
-		}
-	}
-	return -1
+	return ids
 }
 
 // key is the step's resume position: its id, else its cursor.

@@ -1,0 +1,245 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// maxServerRetry caps the wait a server's retry field asks for before a
+// resume.
+const maxServerRetry = 30 * time.Second
+
+// onConnect takes a new connection of the session into the timeline.
+func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) error {
+	r.st, r.conn, r.connTexts = st, info.Index, 0
+	r.firstOnConn = info.Index > 0
+	r.dropAfter = r.dropAfterFor(r.step)
+	if info.Index == 0 {
+		r.tl.Start, r.tl.Headers = info.Start, info.HeadersAt
+		r.rec.HTTPStatus = info.Status
+		r.rec.RetryAfterMs = retryAfter(info.Header, time.Now())
+		if r.drill != DrillNone && r.o.Drill.DropAt > 0 {
+			// The first drop comes at DropAt, on whichever connection is
+			// open then.
+			r.dropTimer = time.AfterFunc(r.o.Drill.DropAt-r.now().Sub(info.Start), r.sess.Restart)
+		}
+		return nil
+	}
+	rc := r.reconnect()
+	rc.Start, rc.Headers = info.Start, info.HeadersAt
+	if r.staleConn {
+		answer, note := staleHeaderAnswer(info.Header, orHeaders(r.o.Drill.StaleHeaders), r.rec.LastEventIDSent)
+		r.staleNote = note
+		if answer != "" {
+			r.staleOK(answer)
+			return errStaleAnswered
+		}
+	}
+	return nil
+}
+
+// dropAfterFor is how many text events a connection reads before the
+// drill drops it, given how many drops the client has made so far (a drop
+// by the server does not advance the drill); 0 means it is not dropped.
+func (r *run) dropAfterFor(step int) int {
+	n := orInt(r.o.Drill.DropAfter, DefaultDropAfter)
+	switch {
+	case (r.drill == DrillDrop || r.drill == DrillStale) && step == 0 && r.o.Drill.DropAt == 0:
+		return n
+	case r.drill == DrillDuplicate && step <= 2 && (step > 0 || r.o.Drill.DropAt == 0):
+		return n
+	}
+	return 0
+}
+
+// onDrop decides what follows the end of a connection: the end of the
+// run, or a resume (the drill's, or after a drop by the server).
+func (r *run) onDrop(d *resumeclient.Drop) bool {
+	r.connDone()
+	r.ended = true
+	if r.step == 0 && r.tl.Start.IsZero() {
+		// The very first request failed: nothing to resume.
+		r.tl.Start = d.Info.Start
+		r.classify(d.Err)
+		return false
+	}
+	byServer := false
+	switch {
+	case errors.Is(d.Err, resumeclient.ErrDropped):
+		if r.drill == DrillNone {
+			r.classify(d.Err)
+			return false
+		}
+		r.step++
+	case r.staleConn:
+		r.staleEnded(d.Err)
+		return false
+	case errors.Is(d.Err, io.EOF) && r.d.EOFIsEnd(r.t):
+		r.tl.End = d.At
+		r.rec.Outcome = Success
+		return false
+	case r.check != nil && serverDrop(d.Err):
+		// A drop by the server (clean end before the end marker, broken
+		// connection, read timeout, failed reconnect): resume as a
+		// client must, within the bound.
+		r.rec.ServerDrops++
+		if n := orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects); len(r.tl.Reconnects) >= n {
+			r.classify(d.Err)
+			r.rec.Error += fmt.Sprintf(" (gave up after %d reconnects)", n)
+			return false
+		}
+		byServer = true
+	case errors.Is(d.Err, io.EOF):
+		r.fail(UpstreamError, "stream closed by the server before the end marker")
+		return false
+	default:
+		r.classify(d.Err)
+		return false
+	}
+	id, ok := r.resumeID(byServer)
+	if !ok {
+		return false
+	}
+	next, err := r.d.Resume(r.req, id, r.respID)
+	if err != nil {
+		r.fail(UpstreamError, "cannot resume: %v", err)
+		return false
+	}
+	d.Next, d.Wait = next, 0
+	if byServer && d.HasRetry {
+		d.Wait = min(d.Retry, maxServerRetry)
+	}
+	r.ended = false
+	r.rec.LastEventIDSent = boundID(id)
+	r.rec.Resumed = true
+	r.check.reconnected(id)
+	r.tl.Reconnects = append(r.tl.Reconnects, Reconnect{SentID: id, Drop: d.At, ByServer: byServer})
+	r.tl.Breaks = append(r.tl.Breaks, len(r.tl.Chunks))
+	return true
+}
+
+// serverDrop reports whether a connection ended in a way a client
+// resumes from.
+func serverDrop(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, resumeclient.ErrReset) ||
+		errors.Is(err, resumeclient.ErrIdle) || errors.Is(err, resumeclient.ErrConnect)
+}
+
+// resumeID picks the cursor the next connection resumes from: the last
+// dispatched one, or what the drill's step asks for.
+func (r *run) resumeID(byServer bool) (string, bool) {
+	last := r.cursor
+	if last == "" {
+		if r.drill != DrillNone {
+			r.rec.Verdict = VerdictNotSupported
+			r.rec.ResumeDetail = "the target sent no event ids before the drop: there is nothing to resume from"
+			r.fail(UpstreamError, "dropped for the %s drill, and no event id to resume from", r.drill)
+		} else {
+			r.fail(UpstreamError, "stream closed by the server before the end marker, with no event id to resume from")
+		}
+		return "", false
+	}
+	switch {
+	case byServer:
+	case r.drill == DrillStale && r.step == 1:
+		r.staleConn = true
+		return orStr(r.o.Drill.StaleID, r.d.StaleCursor()), true
+	case r.drill == DrillDuplicate && r.step == 1:
+		r.dupID = last
+	case r.drill == DrillDuplicate && r.step == 2:
+		return r.dupID, true // the same id again
+	case r.drill == DrillDuplicate && r.step == 3:
+		return r.check.rewound(last, r.dupID, orInt(r.o.Drill.Rewind, DefaultRewind)), true
+	}
+	return last, true
+}
+
+// sessionEnded takes the error that ended the session into the record,
+// unless onDrop already judged it.
+func (r *run) sessionEnded(err error) {
+	r.connDone()
+	if r.ended {
+		return
+	}
+	if errors.Is(err, errStaleAnswered) {
+		return
+	}
+	var se *resumeclient.StatusError
+	if errors.As(err, &se) {
+		if len(r.tl.Reconnects) == 0 {
+			r.tl.Start, r.tl.Headers = se.Start, se.HeadersAt
+			r.rec.HTTPStatus = se.Status
+			r.rec.RetryAfterMs = retryAfter(se.Header, time.Now())
+		} else {
+			rc := r.reconnect()
+			rc.Start, rc.Headers = se.Start, se.HeadersAt
+			if r.staleConn {
+				r.staleOpen(err)
+				return
+			}
+		}
+	}
+	if r.staleConn {
+		r.staleEnded(err)
+		return
+	}
+	r.classify(err)
+}
+
+// finishResume fills the resume fields of the record.
+func (r *run) finishResume(s Scores) {
+	rec, tl := &r.rec, &r.tl
+	rec.Reconnects = len(tl.Reconnects)
+	var excluded time.Duration
+	for _, span := range tl.ResumeSpans() {
+		excluded += span.End.Sub(span.Drop)
+	}
+	for _, rc := range tl.Reconnects {
+		if !rc.Headers.IsZero() {
+			rec.ReconnectMs = maxPtr(rec.ReconnectMs, ms(rc.Headers.Sub(rc.Drop)))
+		}
+		if !rc.FirstChunk.IsZero() {
+			rec.ResumeHandshakeMs = maxPtr(rec.ResumeHandshakeMs, ms(rc.FirstChunk.Sub(rc.Start)))
+		}
+	}
+	if s.Tail != nil && rec.Resumed {
+		rec.TailExclReconnectMs = round3(ptr(*s.Tail - ms(excluded)))
+	}
+	c := r.check
+	if c == nil {
+		return
+	}
+	rec.Replayed, rec.Duplicates, rec.Missed = c.replayed, c.duplicates, c.missed
+	label := r.d.CursorLabel(rec.LastEventIDSent)
+	switch {
+	case rec.Verdict != "":
+	case r.stale != "":
+		rec.Verdict, rec.StaleAnswer = VerdictStaleOK, r.stale
+		rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", label, r.stale)
+	case c.verdict != "":
+		rec.Verdict, rec.ResumeDetail = c.verdict, c.detail
+	case r.drill != DrillNone && !rec.Resumed && rec.Outcome == Success:
+		rec.Verdict = VerdictNotExercised
+		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks, before the %s drill could drop it: nothing was resumed", rec.Chunks, r.drill)
+	case rec.Resumed && rec.Outcome == Success && r.drill == DrillNone:
+		rec.Verdict = VerdictPass
+		rec.ResumeDetail = fmt.Sprintf("the server dropped the stream %d time(s); resumed from %s, every event once, in order", rec.ServerDrops, label)
+	case rec.Resumed && rec.Outcome == Success:
+		rec.Verdict = VerdictPass
+		rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", rec.Reconnects, label)
+	}
+	if rec.Verdict != "" && c.notInt != "" && !c.opaque {
+		rec.ResumeDetail += fmt.Sprintf(" (ids are not integers, e.g. %q: checked as opaque ids, for uniqueness and order only)", boundID(c.notInt))
+	}
+}
+
+func maxPtr(p *float64, v float64) *float64 {
+	if p == nil || v > *p {
+		return ptr(v)
+	}
+	return p
+}

@@ -1,0 +1,195 @@
+package probe
+
+import (
+	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// Timeline is the raw milestones of one request on the monotonic clock. Zero
+// times are milestones that did not happen.
+type Timeline struct {
+	Start          time.Time
+	Headers        time.Time
+	FirstEvent     time.Time // first non-comment event with non-empty data
+	FirstEffective time.Time // first content or action
+	Chunks         []time.Time
+	End            time.Time // the end marker
+	Closed         time.Time // the stream was over for the client
+	// Reconnects are the resumes, in order; Breaks[i] is the index in
+	// Chunks of the first chunk after Reconnects[i] (len(Chunks) if none).
+	Reconnects []Reconnect
+	Breaks     []int
+}
+
+// Reconnect is the timeline of one reconnect.
+type Reconnect struct {
+	SentID     string    // the cursor sent (Last-Event-ID, starting_after)
+	Drop       time.Time // the connection was dropped (by the client or the server)
+	Start      time.Time // the new request was started
+	Headers    time.Time // its response headers arrived
+	FirstChunk time.Time // its first new content chunk arrived
+	ByServer   bool      // the server dropped the connection
+}
+
+// Millis returns the chunk times and the end marker in ms from the start.
+func (tl *Timeline) Millis() ([]float64, *float64) {
+	out := make([]float64, len(tl.Chunks))
+	for i, c := range tl.Chunks {
+		out[i] = ms(c.Sub(tl.Start))
+	}
+	return out, since(tl.Start, tl.End)
+}
+
+// ResumeSpan is the time a user waited on a resume: from the first drop
+// after the last new chunk to the first new chunk after it (several
+// reconnects that bring only re-deliveries make one span).
+type ResumeSpan struct {
+	Drop, End time.Time
+	Chunk     int // index in Chunks of the first new chunk after it
+	Handshake time.Duration
+}
+
+// ResumeSpans returns the timeline's resume spans, in order.
+func (tl *Timeline) ResumeSpans() []ResumeSpan {
+	var out []ResumeSpan
+	var pending time.Time
+	for i, rc := range tl.Reconnects {
+		if pending.IsZero() {
+			pending = rc.Drop
+		}
+		if rc.FirstChunk.IsZero() {
+			continue
+		}
+		out = append(out, ResumeSpan{Drop: pending, End: rc.FirstChunk, Chunk: tl.Breaks[i], Handshake: rc.FirstChunk.Sub(rc.Start)})
+		pending = time.Time{}
+	}
+	return out
+}
+
+// event takes one event or comment of the stream into the timeline; it
+// returns true when the run is over (end marker, error, cancel).
+func (r *run) event(ev *resumeclient.Event) bool {
+	if ev.Kind == resumeclient.KindComment {
+		r.rec.Comments++
+		return false
+	}
+	if r.staleConn {
+		r.rec.Events++
+		r.staleAnswer(ev)
+		return true
+	}
+	ch, err := r.d.Decode(r.t, ev)
+	if err != nil {
+		r.rec.Events++
+		r.fail(ProtocolError, "%v", err)
+		return true
+	}
+	if ch.Kind == Liveness {
+		r.rec.Comments++
+		return false
+	}
+	r.rec.Events++
+	if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
+		r.tl.FirstEvent = ev.Dispatched
+	}
+	cursor, hasCursor := r.d.Cursor(ev, ch)
+	if hasCursor {
+		r.cursor = cursor
+	}
+	if ch.ResponseID != "" {
+		r.respID = ch.ResponseID
+	}
+	again := false
+	if r.check != nil {
+		again = r.check.event(cursor, hasCursor, ev.Type, ev.Data)
+	}
+	if u := ch.Usage; u != nil {
+		if r.tok == nil {
+			r.tok = &Tokens{}
+		}
+		if u.Prompt > 0 {
+			r.tok.Prompt = u.Prompt
+		}
+		if u.Completion > 0 {
+			r.tok.Completion = u.Completion
+		}
+	}
+	switch ch.Kind {
+	case Text:
+		r.connTexts++
+		if !again {
+			r.chunk(ev.Dispatched)
+		}
+		if r.o.Sample.Cancel && len(r.tl.Chunks) >= orInt(r.o.CancelAfter, DefaultCancelAfter) {
+			r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, len(r.tl.Chunks))
+			return true
+		}
+		if r.dropAfter > 0 && r.connTexts >= r.dropAfter {
+			r.st.Close() // the drill's drop: Next reports ErrDropped
+		}
+	case Effective:
+		if r.tl.FirstEffective.IsZero() {
+			r.tl.FirstEffective = ev.Dispatched
+		}
+	case End:
+		r.tl.End = ev.Dispatched
+		r.rec.Outcome = Success
+		return true
+	case Failed:
+		r.fail(UpstreamError, "error event in the stream: %s", ch.Message)
+		return true
+	}
+	return false
+}
+
+// chunk adds a new content chunk.
+func (r *run) chunk(at time.Time) {
+	if r.firstOnConn && len(r.tl.Reconnects) > 0 {
+		r.reconnect().FirstChunk = at
+	}
+	r.firstOnConn = false
+	r.tl.Chunks = append(r.tl.Chunks, at)
+	if len(r.tl.Chunks) == 1 && r.firstTimer != nil {
+		r.firstTimer.Stop()
+	}
+	if r.tl.FirstEffective.IsZero() {
+		r.tl.FirstEffective = at
+	}
+}
+
+func (r *run) reconnect() *Reconnect { return &r.tl.Reconnects[len(r.tl.Reconnects)-1] }
+
+// connDone notes what a connection that is over leaves in the record.
+func (r *run) connDone() {
+	st := r.st
+	if st == nil {
+		return
+	}
+	r.st = nil
+	st.Close()
+	r.tl.Closed = r.now()
+	r.rec.Bytes += st.Bytes()
+	if id := st.LastEventID(); id != "" || r.conn == 0 {
+		r.rec.LastEventID = boundID(id)
+	}
+	if st.Truncated() {
+		r.rec.Truncated++
+	}
+}
+
+// maxRecordID bounds an id copied into a record.
+const maxRecordID = 256
+
+// boundID cuts an id for a record to maxRecordID bytes, on a rune
+// boundary, with a marker.
+func boundID(id string) string {
+	if len(id) <= maxRecordID {
+		return id
+	}
+	cut := maxRecordID
+	for cut > 0 && id[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return id[:cut] + "…"
+}
