@@ -102,11 +102,20 @@ type Target struct {
 	// InsecureSkipVerify turns TLS verification off for this target
 	// (logged loudly at every start).
 	InsecureSkipVerify bool `toml:"insecure_skip_verify"`
-	// Drill settings.
-	DropAfter int    `toml:"drop_after"`
-	Rewind    int    `toml:"rewind"`
-	StaleID   string `toml:"stale_id"`
-	IDs       string `toml:"ids"`
+	// Drill settings, the same as once's flags.
+	DropAfter    int      `toml:"drop_after"`
+	DropAt       Duration `toml:"drop_at"`
+	Rewind       int      `toml:"rewind"`
+	StaleID      string   `toml:"stale_id"`
+	IDs          string   `toml:"ids"`
+	ErrorEvent   string   `toml:"error_event"`
+	ResetEvent   string   `toml:"reset_event"`
+	StaleHeaders []string `toml:"stale_headers"`
+	// ResumeOnDrop (default true) resumes a stream the server dropped,
+	// for dialects that can resume; MaxReconnects bounds the reconnects
+	// of one run (default 5).
+	ResumeOnDrop  *bool `toml:"resume_on_drop"`
+	MaxReconnects int   `toml:"max_reconnects"`
 }
 
 // Budget is the p95 budget of one sample class.
@@ -381,6 +390,17 @@ func (c *Config) validateTarget(i int, getenv func(string) string) error {
 	if t.DropAfter < 0 || t.Rewind < 0 {
 		return c.errAt(key("drop_after"), "drop_after and rewind must not be negative")
 	}
+	if t.DropAt.Duration > 0 && t.DropAt.Duration >= t.MaxStream.Duration {
+		return c.errAt(key("drop_at"), "drop_at (%s) must be shorter than max_stream (%s)", t.DropAt.Duration, t.MaxStream.Duration)
+	}
+	if t.MaxReconnects < 0 || t.MaxReconnects > 100 {
+		return c.errAt(key("max_reconnects"), "%d: want 0 (the default, 5) to 100", t.MaxReconnects)
+	}
+	for j, h := range t.StaleHeaders {
+		if _, err := ParseHeaderMatch(h); err != nil {
+			return c.errAt(key("stale_headers"), "stale_headers[%d]: %v", j, err)
+		}
+	}
 	for _, h := range sortedKeys(t.Headers) {
 		if isSecretHeader(h) {
 			return c.errAt(key("headers."+h), "secrets may not be inline: use bearer_env, bearer_file or header_env")
@@ -458,4 +478,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// ParseHeaderMatch checks a stale-answer header: "Name" (a header naming
+// the position the server resumed from: any value other than the id sent
+// answers) or "Name: value" (the header must carry that value). It returns
+// the name and the value.
+func ParseHeaderMatch(s string) ([2]string, error) {
+	name, value, _ := strings.Cut(s, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if name == "" || strings.ContainsAny(name, " \t\"(),/;<=>?@[\\]{}") {
+		return [2]string{}, fmt.Errorf("%q: want 'Name' or 'Name: value'", s)
+	}
+	return [2]string{name, value}, nil
 }

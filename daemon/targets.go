@@ -26,7 +26,7 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
 	return probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, Drill: j.Drill, Client: c,
-		FirstChunkTimeout: j.Conf.Timeout.Duration})
+		FirstChunkTimeout: j.Conf.Timeout.Duration, Timeout: j.Conf.MaxStream.Duration})
 }
 
 // Jobs expands the config's targets into jobs, resolving secrets now (a
@@ -40,14 +40,30 @@ func Jobs(c *config.Config, builtinURL string, getenv func(string) string) ([]Jo
 			return nil, fmt.Errorf("target %s: %w", ct.Name, err)
 		}
 		for _, s := range ct.Samples {
-			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Conf: ct})
+			// A sample runs no drill, but a drop by the server is resumed
+			// and checked with the same settings.
+			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct})
 		}
 		for _, d := range ct.Drills {
-			dr := probe.Drill{Name: d, DropAfter: ct.DropAfter, Rewind: ct.Rewind, StaleID: ct.StaleID, OpaqueIDs: ct.IDs == "opaque"}
+			dr := DrillSettings(ct)
+			dr.Name = d
 			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct})
 		}
 	}
 	return jobs, nil
+}
+
+// DrillSettings are a target's resume settings as a probe.Drill with no
+// name: the drills' and those of a drop by the server.
+func DrillSettings(ct config.Target) probe.Drill {
+	d := probe.Drill{DropAfter: ct.DropAfter, DropAt: ct.DropAt.Duration, Rewind: ct.Rewind, StaleID: ct.StaleID,
+		OpaqueIDs: ct.IDs == "opaque", ErrorEvent: ct.ErrorEvent, ResetEvent: ct.ResetEvent, MaxReconnects: ct.MaxReconnects}
+	for _, h := range ct.StaleHeaders {
+		if m, err := config.ParseHeaderMatch(h); err == nil {
+			d.StaleHeaders = append(d.StaleHeaders, probe.HeaderMatch{Name: m[0], Value: m[1]})
+		}
+	}
+	return d
 }
 
 func probeTarget(ct config.Target, builtinURL string, getenv func(string) string) (probe.Target, error) {
@@ -83,7 +99,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	}
 	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h,
 		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,
-		InsecureSkipVerify: ct.InsecureSkipVerify}
+		InsecureSkipVerify: ct.InsecureSkipVerify, NoResume: ct.ResumeOnDrop != nil && !*ct.ResumeOnDrop}
 	if ct.EndData != nil {
 		t.EndData = *ct.EndData
 	}

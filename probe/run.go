@@ -39,6 +39,10 @@ type Options struct {
 	// content chunk has arrived this long after the start; ctx's deadline
 	// still bounds the whole stream.
 	FirstChunkTimeout time.Duration
+	// Timeout is the limit the caller's deadline stands for, named in a
+	// timeout's message; 0 reads it from ctx's deadline when Run starts
+	// (to 10 ms).
+	Timeout time.Duration
 }
 
 // errNoFirstChunk is the cause of a cancel by FirstChunkTimeout.
@@ -69,6 +73,9 @@ func Run(ctx context.Context, t Target, o Options) Result {
 	}
 	if r.rec.RequestID == "" {
 		r.rec.RequestID = NewRequestID()
+	}
+	if dl, ok := ctx.Deadline(); ok && o.Timeout == 0 {
+		r.o.Timeout = time.Until(dl).Round(10 * time.Millisecond)
 	}
 	if o.FirstChunkTimeout > 0 {
 		var cancel context.CancelCauseFunc
@@ -207,8 +214,8 @@ func (r *run) classify(err error) {
 		} else if len(r.tl.Chunks) == 0 {
 			what = "first chunk"
 		}
-		if dl, ok := ctx.Deadline(); ok && !r.tl.Start.IsZero() {
-			r.fail(Timeout, "timeout: no %s within %s", what, dl.Sub(r.tl.Start).Round(time.Millisecond))
+		if r.o.Timeout > 0 {
+			r.fail(Timeout, "timeout: no %s within %s", what, r.o.Timeout)
 		} else {
 			r.fail(Timeout, "timeout: no %s in time", what)
 		}

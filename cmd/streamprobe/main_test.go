@@ -432,3 +432,61 @@ func TestOnceBuiltin(t *testing.T) {
 		t.Errorf("exit %d %q", code, stderr)
 	}
 }
+
+// once with no drill on a stream with ids whose server closes after event
+// 5: resumed from the last dispatched id, complete, exit 0, and the record
+// says the server dropped it. With -no-resume it is the old upstream_error.
+func TestOnceResumesAServerDrop(t *testing.T) {
+	srv := ssetest.NewUnstarted(probe.DemoDrillSchedule())
+	srv.CloseAfter = 5
+	srv.Start()
+	defer srv.Close()
+	code, stdout, stderr := runCmd(t, "once", "-url", srv.URL, "-json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	rec := decodeRecords(t, stdout)[0]
+	if rec.Outcome != probe.Success || rec.ServerDrops != 1 || !rec.Resumed || rec.LastEventIDSent != "5" || rec.Chunks != 12 || rec.Verdict != probe.VerdictPass {
+		t.Errorf("record %+v", rec)
+	}
+	if c := srv.Conns(); len(c) != 2 || c[1].LastEventID != "5" {
+		t.Errorf("server saw %d connections", len(c))
+	}
+	srv2 := ssetest.NewUnstarted(probe.DemoDrillSchedule())
+	srv2.CloseAfter = 5 // the first connection only: a new server
+	srv2.Start()
+	defer srv2.Close()
+	code, stdout, _ = runCmd(t, "once", "-url", srv2.URL, "-no-resume")
+	if code != exitFail || !strings.Contains(stdout, "before the end marker") {
+		t.Errorf("-no-resume: exit %d\n%s", code, stdout)
+	}
+}
+
+// The stale drill's settings in a config reach check as once's flags reach
+// once: the same server gets the same verdict from both.
+func TestStaleSettingsAgreeBetweenOnceAndCheck(t *testing.T) {
+	srv := ssetest.NewUnstarted(probe.DemoDrillSchedule())
+	srv.Stale = ssetest.StaleReset
+	srv.ResetEvent = "history-lost"
+	srv.Start()
+	defer srv.Close()
+	code, stdout, _ := runCmd(t, "once", "-url", srv.URL, "-drill", "stale", "-reset-event", "history-lost", "-json")
+	rec := decodeRecords(t, stdout)[0]
+	if code != exitOK || rec.Verdict != probe.VerdictStaleOK || rec.StaleAnswer != "reset_event" {
+		t.Fatalf("once: exit %d verdict %s (%s)", code, rec.Verdict, rec.ResumeDetail)
+	}
+	cfg := writeConfig(t, fmt.Sprintf(`
+[[target]]
+name = "stale"
+url = %q
+dialect = "sse"
+drills = ["stale"]
+samples = []
+reset_event = "history-lost"
+stale_headers = ["X-History: lost"]
+`, srv.URL))
+	code, stdout, stderr := runCmd(t, "check", "-config", cfg, "-runs", "1", "-json")
+	if !strings.Contains(stdout, `"verdict":"stale_ok"`) {
+		t.Errorf("check: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

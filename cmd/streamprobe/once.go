@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -37,7 +38,8 @@ type onceFlags struct {
 
 	drill, staleID, ids, errorEvent, resetEvent string
 	staleHeaders                                headerFlags
-	dropAfter, rewind                           int
+	dropAfter, rewind, maxReconnects            int
+	noResume                                    bool
 	dropAt                                      time.Duration
 }
 
@@ -68,25 +70,38 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.ids, "ids", "int", "drill: 'int' checks integer ids for continuity, 'opaque' only for uniqueness and position")
 	fs.StringVar(&f.errorEvent, "error-event", "error", "stale drill: event type of an error answer")
 	fs.StringVar(&f.resetEvent, "reset-event", "reset", "stale drill: event type of a reset marker")
-	fs.Var(&f.staleHeaders, "stale-header", "stale drill: response header 'Name: value' that names the loss (repeatable; default Last-Event-ID: earliest and Mercure-Last-Event-ID: earliest)")
+	fs.Var(&f.staleHeaders, "stale-header", "stale drill: response header that answers a stale id: 'Name' (names the position the server resumed from; any value but the id sent answers) or 'Name: value' (repeatable; default Last-Event-ID and Mercure-Last-Event-ID)")
+	fs.BoolVar(&f.noResume, "no-resume", false, "end the run as upstream_error when the server drops the stream, instead of resuming it (sse with ids, openai-responses)")
+	fs.IntVar(&f.maxReconnects, "max-reconnects", probe.DefaultMaxReconnects, "reconnects one run may make after drops by the server")
 }
 
-// drillOptions turns the drill flags into a probe.Drill.
+// drillOptions turns the drill flags into a probe.Drill. The id check and
+// the stale answers also serve a resume after a drop by the server.
 func (f *onceFlags) drillOptions() (probe.Drill, error) {
 	d := probe.Drill{Name: f.drill, DropAfter: f.dropAfter, DropAt: f.dropAt, Rewind: f.rewind,
-		StaleID: f.staleID, ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent}
-	if f.drill == "" {
-		return d, nil
-	}
-	if !slices.Contains(probe.DrillNames, f.drill) {
-		return d, fmt.Errorf("-drill: unknown drill %q (known: %s)", f.drill, strings.Join(probe.DrillNames, ", "))
-	}
+		StaleID: f.staleID, ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent, MaxReconnects: f.maxReconnects}
 	switch f.ids {
 	case "int":
 	case "opaque":
 		d.OpaqueIDs = true
 	default:
 		return d, fmt.Errorf("-ids %q: want int or opaque", f.ids)
+	}
+	if f.maxReconnects < 1 || f.maxReconnects > 100 {
+		return d, fmt.Errorf("-max-reconnects %d: want 1 to 100", f.maxReconnects)
+	}
+	for _, kv := range f.staleHeaders {
+		m, err := config.ParseHeaderMatch(kv)
+		if err != nil {
+			return d, fmt.Errorf("-stale-header %w", err)
+		}
+		d.StaleHeaders = append(d.StaleHeaders, probe.HeaderMatch{Name: m[0], Value: m[1]})
+	}
+	if f.drill == "" {
+		return d, nil
+	}
+	if !slices.Contains(probe.DrillNames, f.drill) {
+		return d, fmt.Errorf("-drill: unknown drill %q (known: %s)", f.drill, strings.Join(probe.DrillNames, ", "))
 	}
 	if f.dropAfter < 1 {
 		return d, fmt.Errorf("-drop-after %d: want 1 or more", f.dropAfter)
@@ -99,13 +114,6 @@ func (f *onceFlags) drillOptions() (probe.Drill, error) {
 	}
 	if f.rewind < 1 {
 		return d, fmt.Errorf("-rewind %d: want 1 or more", f.rewind)
-	}
-	for _, kv := range f.staleHeaders {
-		k, v, ok := strings.Cut(kv, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return d, fmt.Errorf("-stale-header %q: want 'Name: value'", kv)
-		}
-		d.StaleHeaders = append(d.StaleHeaders, probe.HeaderMatch{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
 	}
 	return d, nil
 }
@@ -182,7 +190,7 @@ func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Samp
 		name = u.Host
 	}
 	t = probe.Target{Name: name, URL: f.url, Dialect: f.dialect, Method: f.method, Header: h, Body: body,
-		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent, InsecureSkipVerify: f.insecure}
+		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent, InsecureSkipVerify: f.insecure, NoResume: f.noResume}
 	return t, s, nil
 }
 
@@ -239,7 +247,7 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter, Drill: drill})
+	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter, Drill: drill, Timeout: f.timeout})
 	if err := printRecord(stdout, res.Record, f.json); err != nil {
 		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)
 		return exitFail

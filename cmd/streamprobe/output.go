@@ -51,13 +51,13 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 		}
 		fmt.Fprintf(&b, "  %-16s prompt %d, completion %d%s\n", "tokens", r.Tokens.Prompt, r.Tokens.Completion, tps)
 	}
-	if r.Drill != probe.DrillNone {
+	if r.Drill != probe.DrillNone || r.Verdict != "" {
 		fmt.Fprintf(&b, "  %-16s %s\n", "resume verdict", strings.ToUpper(string(r.Verdict)))
 		if r.ResumeDetail != "" {
 			fmt.Fprintf(&b, "  %-16s %s\n", "", r.ResumeDetail)
 		}
 		if r.Resumed {
-			fmt.Fprintf(&b, "  %-16s Last-Event-ID: %s, %d reconnect(s)\n", "sent", r.LastEventIDSent, r.Reconnects)
+			fmt.Fprintf(&b, "  %-16s Last-Event-ID: %s, %d reconnect(s), %d drop(s) by the server\n", "sent", r.LastEventIDSent, r.Reconnects, r.ServerDrops)
 			fmt.Fprintf(&b, "  %-16s replayed %d, duplicates %d (removed), missed %d", "came back", r.Replayed, r.Duplicates, r.Missed)
 			if r.StaleAnswer != "" {
 				fmt.Fprintf(&b, ", answer %s", r.StaleAnswer)

@@ -1,0 +1,235 @@
+package probe
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+// A server that ends the stream cleanly after event 5, before [DONE], is
+// resumed with Last-Event-ID 5 as a browser would, and the run succeeds;
+// the reconnect stays out of the gaps.
+func TestServerDropResumedByDefault(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		setup func(*ssetest.Server)
+	}{
+		{"clean close after event 5", func(s *ssetest.Server) { s.CloseAfter = 5 }},
+		{"connection broken after event 5", func(s *ssetest.Server) { s.ResetAfter = 5 }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := ssetest.NewUnstarted(drillSchedule())
+			tt.setup(srv)
+			srv.ResumeHeaderDelay = 300 * time.Millisecond
+			serve(t, srv)
+			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 5*time.Second).Record
+			if rec.Outcome != Success || rec.Chunks != 12 {
+				t.Fatalf("outcome %s (%s), chunks %d", rec.Outcome, rec.Error, rec.Chunks)
+			}
+			if !rec.Resumed || rec.ServerDrops != 1 || rec.Reconnects != 1 || rec.LastEventIDSent != "5" || rec.Drill != DrillNone {
+				t.Errorf("resumed %v server_drops %d reconnects %d sent %q drill %s", rec.Resumed, rec.ServerDrops, rec.Reconnects, rec.LastEventIDSent, rec.Drill)
+			}
+			if rec.Verdict != VerdictPass || !strings.Contains(rec.ResumeDetail, "the server dropped the stream 1 time(s); resumed from Last-Event-ID: 5") {
+				t.Errorf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
+			}
+			// 12 chunks, 11 gaps, the one across the reconnect left out.
+			if rec.Gaps.Count != 10 {
+				t.Errorf("gaps %d, want 10: the reconnect is not a gap", rec.Gaps.Count)
+			}
+			if c := srv.Conns(); len(c) != 2 || c[1].LastEventID != "5" {
+				t.Errorf("server saw %d connections, resume from %q", len(c), c[len(c)-1].LastEventID)
+			}
+			if rec.ReconnectMs == nil || *rec.ReconnectMs < 300 {
+				t.Errorf("reconnect_ms %v, want >= the server's 300 ms header delay", deref(rec.ReconnectMs))
+			}
+		})
+	}
+	t.Run("resume off", func(t *testing.T) {
+		t.Parallel()
+		srv := ssetest.NewUnstarted(drillSchedule())
+		srv.CloseAfter = 5
+		serve(t, srv)
+		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]", NoResume: true}, "long", 5*time.Second).Record
+		if rec.Outcome != UpstreamError || rec.Chunks != 5 || rec.Resumed || rec.Verdict != "" || !strings.Contains(rec.Error, "before the end marker") {
+			t.Errorf("outcome %s (%s) chunks %d resumed %v verdict %q", rec.Outcome, rec.Error, rec.Chunks, rec.Resumed, rec.Verdict)
+		}
+	})
+	t.Run("no ids: nothing to resume from", func(t *testing.T) {
+		t.Parallel()
+		steps := drillSchedule()
+		for i := range steps {
+			steps[i].ID = ""
+		}
+		srv := ssetest.NewUnstarted(steps)
+		srv.CloseAfter = 5
+		serve(t, srv)
+		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 5*time.Second).Record
+		if rec.Outcome != UpstreamError || rec.Resumed || rec.ServerDrops != 1 || !strings.Contains(rec.Error, "no event id to resume from") {
+			t.Errorf("outcome %s (%s) resumed %v server_drops %d", rec.Outcome, rec.Error, rec.Resumed, rec.ServerDrops)
+		}
+	})
+	t.Run("openai-responses resumes by sequence_number", func(t *testing.T) {
+		t.Parallel()
+		r := &ssetest.Responses{}
+		r.Created(10 * time.Millisecond)
+		for i := range 8 {
+			r.Text(time.Duration(20+10*i)*time.Millisecond, "w")
+		}
+		r.Completed(120*time.Millisecond, 5, 8)
+		srv := ssetest.NewUnstarted(r.Steps())
+		srv.CloseAfter = 4
+		serve(t, srv)
+		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "openai-responses"}, "long", 5*time.Second).Record
+		if rec.Outcome != Success || rec.Chunks != 8 || rec.ServerDrops != 1 || rec.LastEventIDSent != "3" || rec.Verdict != VerdictPass {
+			t.Fatalf("outcome %s (%s) chunks %d server_drops %d sent %q verdict %s (%s)", rec.Outcome, rec.Error, rec.Chunks, rec.ServerDrops, rec.LastEventIDSent, rec.Verdict, rec.ResumeDetail)
+		}
+		if c := srv.Conns(); len(c) != 2 || c[1].Method != http.MethodGet || !strings.Contains(c[1].Query, "starting_after=3") {
+			t.Errorf("resume request %+v", c[len(c)-1])
+		}
+	})
+}
+
+// The answers to a stale id, as real servers give them.
+func TestStaleAnswers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		setup   func(*ssetest.Server)
+		verdict Verdict
+		answer  string
+		detail  string
+	}{
+		// Mercure 0.24 sends back Last-Event-ID naming where it resumed.
+		{"Mercure-style Last-Event-ID header naming another id", func(s *ssetest.Server) { s.Stale = ssetest.StaleHeader; s.Retention = 2 },
+			VerdictStaleOK, "header Last-Event-ID: 1", "stale Last-Event-ID: streamprobe-stale-id-0 answered by header Last-Event-ID: 1"},
+		{"full replay from the first event", func(s *ssetest.Server) { s.Stale = ssetest.StaleReplay },
+			VerdictUndefinedStale, "", "replayed the whole stream from the first event (id 1) with no reset marker (full replay)"},
+		{"live tail", func(s *ssetest.Server) { s.Stale = ssetest.StaleLive },
+			VerdictUndefinedStale, "", "carried on from id 4 with no reset marker (live tail)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := ssetest.NewUnstarted(drillSchedule())
+			tt.setup(srv)
+			serve(t, srv)
+			rec := runDrill(t, srv, Drill{Name: DrillStale}).Record
+			if rec.Verdict != tt.verdict || rec.StaleAnswer != tt.answer || !strings.Contains(rec.ResumeDetail, tt.detail) {
+				t.Errorf("verdict %s answer %q detail %q; want %s %q %q", rec.Verdict, rec.StaleAnswer, rec.ResumeDetail, tt.verdict, tt.answer, tt.detail)
+			}
+		})
+	}
+	// A position header equal to the id sent answers nothing, but the
+	// detail says it came back.
+	t.Run("header echoing the id sent", func(t *testing.T) {
+		t.Parallel()
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			if id := r.Header.Get("Last-Event-ID"); id != "" {
+				w.Header().Set("Last-Event-ID", id)
+				io.WriteString(w, "id: 9\ndata: live\n\ndata: [DONE]\n\n")
+				return
+			}
+			for i := 1; i <= 5; i++ {
+				fmt.Fprintf(w, "id: %d\ndata: x\n\n", i)
+			}
+		}))
+		t.Cleanup(ts.Close)
+		rec := runDrill(t, &ssetest.Server{Server: ts}, Drill{Name: DrillStale}).Record
+		if rec.Verdict != VerdictUndefinedStale || !strings.HasSuffix(rec.ResumeDetail, "(live tail); the response header Last-Event-ID: streamprobe-stale-id-0 came back") {
+			t.Errorf("verdict %s detail %q", rec.Verdict, rec.ResumeDetail)
+		}
+	})
+}
+
+// The duplicate drill with the defaults asks for the same id twice, then
+// for an older one: never the same id three times.
+func TestDuplicateDrillRewindsBehind(t *testing.T) {
+	t.Parallel()
+	for _, d := range []Drill{{Name: DrillDuplicate}, {Name: DrillDuplicate, DropAfter: 1, Rewind: 1}, {Name: DrillDuplicate, DropAfter: 2, Rewind: 5}} {
+		t.Run(fmt.Sprintf("drop after %d, rewind %d", d.DropAfter, d.Rewind), func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, ssetest.NewUnstarted(drillSchedule()))
+			rec := runDrill(t, srv, d).Record
+			if rec.Verdict != VerdictPass {
+				t.Fatalf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
+			}
+			conns := srv.Conns()
+			var sent []string
+			for _, c := range conns[1:] {
+				sent = append(sent, c.LastEventID)
+			}
+			if len(sent) != 3 || sent[0] != sent[1] {
+				t.Fatalf("ids sent %q: want the same id twice, then a rewind", sent)
+			}
+			dup, _ := strconv.Atoi(sent[0])
+			rewound, _ := strconv.Atoi(sent[2])
+			c2 := conns[2].Sent
+			newest, _ := strconv.Atoi(c2[len(c2)-1].ID)
+			if rewound >= newest {
+				t.Errorf("ids sent %q: the rewind must ask for an id behind the newest delivered, %d", sent, newest)
+			}
+			if dup > 1 && rewound == dup {
+				t.Errorf("ids sent %q: the same id three times, though an older one was there", sent)
+			}
+		})
+	}
+}
+
+// A server that resumes correctly once and then restarts from the first
+// event: the detail says so, and does not claim it ignored Last-Event-ID.
+func TestRestartedOnlyLater(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	n := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		req := n
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		from := 1
+		if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && req < 3 {
+			from = id + 1
+		}
+		for i := from; i <= 12; i++ {
+			fmt.Fprintf(w, "id: %d\ndata: e%d\n\n", i, i)
+			w.(http.Flusher).Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(ts.Close)
+	rec := runDrill(t, &ssetest.Server{Server: ts}, Drill{Name: DrillDuplicate}).Record
+	want := "server restarted from the first event (id 1) when sent Last-Event-ID: 3, though it had resumed correctly before"
+	if rec.Verdict != VerdictRestarted || !strings.Contains(rec.ResumeDetail, want) {
+		t.Errorf("verdict %s detail %q, want %q", rec.Verdict, rec.ResumeDetail, want)
+	}
+}
+
+// Under the default integer check, ids that are not integers are checked
+// as opaque ids, and the detail says so.
+func TestNonIntegerIDsCheckedAsOpaque(t *testing.T) {
+	t.Parallel()
+	steps := drillSchedule()
+	for i := range steps {
+		if steps[i].ID != "" {
+			steps[i].ID = fmt.Sprintf("evt-%c", 'a'+i)
+		}
+	}
+	srv := serve(t, ssetest.NewUnstarted(steps))
+	rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
+	if rec.Verdict != VerdictPass || !strings.Contains(rec.ResumeDetail, `(ids are not integers, e.g. "evt-a": checked as opaque ids`) {
+		t.Errorf("verdict %s detail %q", rec.Verdict, rec.ResumeDetail)
+	}
+}
