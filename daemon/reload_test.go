@@ -287,7 +287,8 @@ func TestReloadAppliesTheWholeConfig(t *testing.T) {
 	}()
 	waitFor(t, `runs of "gone" on /metrics`, 20*time.Second, func() bool {
 		m, _ := scrape(addrA)
-		return strings.Contains(m, `target="gone",sample="short",dialect="sse",drill="none",outcome="success"} 1`)
+		l := grepLineWith(m, "streamprobe_runs_total{", `target="gone",sample="short",dialect="sse",drill="none",outcome="success"}`)
+		return l != "" && !strings.HasSuffix(l, " 0")
 	})
 	reloadedBefore := time.Now()
 	// logrotate: the log is moved away, then the daemon is told.
