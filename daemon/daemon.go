@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -34,16 +35,28 @@ type Daemon struct {
 	Getenv func(string) string
 	// Client is the probes' transport; nil means a plain one.
 	Client *resumeclient.Client
+	// Reloaded, when set, is called with each config a reload applied
+	// (the command uses it for the log level).
+	Reloaded func(*config.Config)
 
 	mu        sync.Mutex
 	cfg       *config.Config
 	sched     gocron.Scheduler
-	sem       chan struct{}
 	runCtx    context.Context // cancelled on shutdown: in-flight runs stop
 	cancelRun context.CancelFunc
 	builtin   *ssetest.Server
-	results   *os.File
 	wg        sync.WaitGroup // runs in flight
+	retired   sync.WaitGroup // schedulers and listeners a reload replaced, stopping
+	listen    string         // the address srv listens on
+	srv       *http.Server
+
+	// For the daemon's lifetime, whatever the reloads: one concurrency
+	// limit, one "a job never overlaps itself", one results log writer.
+	slots     *slots
+	busy      busyJobs
+	results   *resultsLog
+	pushReset chan struct{} // a reload changed the push settings
+	dropLog   atomic.Int64  // when a results log drop was last logged (Unix ns)
 
 	backoff  map[string]time.Time // job name -> no run before (Retry-After)
 	stopping bool                 // Run is shutting down: no run may start
@@ -68,8 +81,8 @@ func (d *Daemon) getenv(k string) string {
 // Run starts the schedule, the push loop and the listener, and blocks until
 // ctx is done; then it stops scheduling, cancels the runs in flight (they
 // are recorded as cancelled by shutdown), pushes once more and returns.
-// reload delivers new configs (SIGHUP): each replaces the jobs; a config
-// that cannot be used is logged and the old one keeps running.
+// reload delivers new configs (SIGHUP): each is applied whole (see apply)
+// or, when it cannot be, not at all, and the old one keeps running.
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.runCtx, d.cancelRun = context.WithCancel(context.Background())
 	defer d.cancelRun()
@@ -78,29 +91,11 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 		defer tr.CloseIdleConnections()
 		d.Client = &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
 	}
-	cfg := d.cfg
-	if cfg.ResultsLog != "" {
-		f, err := os.OpenFile(cfg.ResultsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
-		if err != nil {
-			return fmt.Errorf("results_log: %w", err)
-		}
-		d.results = f
-		defer f.Close()
-	}
-	var srv *http.Server
-	if cfg.Listen != "" {
-		ln, err := net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			return fmt.Errorf("listen %s: %w", cfg.Listen, err)
-		}
-		srv = &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
-		d.Log.Info("serving /metrics and /healthz", "addr", ln.Addr().String())
-	}
-	if err := d.apply(cfg); err != nil {
-		if srv != nil {
-			srv.Close()
-		}
+	d.slots = newSlots(d.cfg.MaxConcurrent)
+	d.pushReset = make(chan struct{}, 1)
+	d.results = newResultsLog(resultsQueueLen, d.resultsLogFailed, d.resultsLogDropped)
+	if err := d.apply(d.cfg); err != nil {
+		d.results.close()
 		d.mu.Lock()
 		if d.builtin != nil {
 			d.builtin.Close()
@@ -108,6 +103,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 		d.mu.Unlock()
 		return err
 	}
+	d.Metrics.Reloaded(true, time.Now())
 	pushDone := make(chan struct{})
 	pushCtx, stopPush := context.WithCancel(context.Background())
 	go func() { defer close(pushDone); d.pushLoop(pushCtx) }()
@@ -118,10 +114,14 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 			running = false
 		case nc := <-reload:
 			if err := d.apply(nc); err != nil {
-				d.Log.Error("reload failed; the old config keeps running", "err", err)
+				d.ReloadFailed(err)
 				continue
 			}
+			d.Metrics.Reloaded(true, time.Now())
 			d.Log.Info("config reloaded", "file", nc.File(), "targets", len(nc.Targets))
+			if d.Reloaded != nil {
+				d.Reloaded(nc)
+			}
 		}
 	}
 	d.Log.Info("shutting down: cancelling runs in flight")
@@ -134,14 +134,19 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 		d.Log.Warn("scheduler shutdown", "err", err)
 	}
 	d.wg.Wait()
+	d.retired.Wait()
 	stopPush()
 	<-pushDone
 	d.push(context.Background()) // the last numbers, cumulative as always
+	d.mu.Lock()
+	srv := d.srv
+	d.mu.Unlock()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		srv.Shutdown(sctx)
 		cancel()
 	}
+	d.results.close()
 	d.mu.Lock()
 	if d.builtin != nil {
 		d.builtin.Close()
@@ -150,8 +155,22 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	return nil
 }
 
-// apply builds the jobs of cfg on a new scheduler and swaps it in.
-func (d *Daemon) apply(cfg *config.Config) error {
+// ReloadFailed records a reload that was refused, whether the file did
+// not load or apply could not use it: the old config keeps running.
+func (d *Daemon) ReloadFailed(err error) {
+	d.Metrics.Reloaded(false, time.Now())
+	d.Log.Error("reload failed; the old config keeps running", "err", err)
+}
+
+// apply makes cfg the running config, whole or not at all. First
+// everything that can fail: the jobs (secrets), the results log (opened
+// again on every reload, so a rotated log is let go), the listen address
+// when it changed (the new one is bound before the old one is closed),
+// the scheduler. Then the swap: the new scheduler starts and the old one
+// stops (its runs in flight finish), the concurrency limit is resized,
+// the push loop takes the push settings, and the metrics take the new
+// labels and budgets and drop the series of removed jobs.
+func (d *Daemon) apply(cfg *config.Config) (err error) {
 	d.mu.Lock()
 	builtinURL := ""
 	for _, t := range cfg.Targets {
@@ -165,27 +184,75 @@ func (d *Daemon) apply(cfg *config.Config) error {
 	if d.builtin != nil {
 		builtinURL = d.builtin.URL
 	}
+	curListen, first := d.listen, d.sched == nil
 	d.mu.Unlock()
 	jobs, err := Jobs(cfg, builtinURL, d.getenv)
 	if err != nil {
 		return err
 	}
+	var rf *os.File
+	if cfg.ResultsLog != "" {
+		rf, err = os.OpenFile(cfg.ResultsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			return fmt.Errorf("results_log: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				rf.Close()
+			}
+		}()
+	}
+	var ln net.Listener
+	if cfg.Listen != "" && (first || cfg.Listen != curListen) {
+		ln, err = net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+		}
+		defer func() {
+			if err != nil {
+				ln.Close()
+			}
+		}()
+	}
 	s, err := gocron.NewScheduler(gocron.WithLogger(d.Log), gocron.WithStopTimeout(cfg.ShutdownTimeout.Duration))
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
-	sem := make(chan struct{}, cfg.MaxConcurrent)
 	for _, j := range jobs {
-		if err := d.schedule(s, sem, j); err != nil {
+		if err := d.schedule(s, j); err != nil {
 			s.Shutdown()
 			return fmt.Errorf("job %s: %w", j.Name, err)
 		}
 	}
+
 	d.mu.Lock()
-	old := d.sched
-	d.sched, d.sem, d.cfg = s, sem, cfg
+	old, oldSrv := d.sched, (*http.Server)(nil)
+	d.sched, d.cfg = s, cfg
+	if first || cfg.Listen != curListen {
+		oldSrv, d.srv, d.listen = d.srv, nil, cfg.Listen
+		if ln != nil {
+			d.srv = &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second}
+			go d.srv.Serve(ln)
+			d.Log.Info("serving /metrics and /healthz", "addr", ln.Addr().String())
+		}
+	}
 	d.mu.Unlock()
-	d.Metrics.SetBudgets(cfg)
+	if oldSrv != nil {
+		d.retired.Add(1)
+		go func() {
+			defer d.retired.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			oldSrv.Shutdown(sctx)
+		}()
+	}
+	d.slots.resize(cfg.MaxConcurrent)
+	d.results.swap(rf)
+	d.Metrics.Reconfigure(cfg, jobs)
+	select {
+	case d.pushReset <- struct{}{}:
+	default:
+	}
 	for _, t := range cfg.Targets {
 		if t.InsecureSkipVerify {
 			d.Log.Warn("TLS CERTIFICATE VERIFICATION IS OFF for this target (insecure_skip_verify = true): its results prove nothing about its certificate", "target", t.Name)
@@ -193,14 +260,19 @@ func (d *Daemon) apply(cfg *config.Config) error {
 	}
 	s.Start()
 	if old != nil {
-		// Runs of the old config finish on their own; no new ones start.
-		go old.Shutdown()
+		// Runs of the old config finish on their own, holding their slots
+		// and their jobs' busy flags; no new ones start.
+		d.retired.Add(1)
+		go func() {
+			defer d.retired.Done()
+			old.Shutdown()
+		}()
 	}
 	d.Log.Info("scheduled", "jobs", len(jobs), "max_concurrent", cfg.MaxConcurrent)
 	return nil
 }
 
-func (d *Daemon) schedule(s gocron.Scheduler, sem chan struct{}, j Job) error {
+func (d *Daemon) schedule(s gocron.Scheduler, j Job) error {
 	every := j.Conf.Every
 	if j.Drill.Name != "" {
 		every = j.Conf.DrillEvery
@@ -217,23 +289,36 @@ func (d *Daemon) schedule(s gocron.Scheduler, sem chan struct{}, j Job) error {
 		// together drift apart.
 		def = gocron.DurationRandomJob(every.Every, every.Every+jitter)
 	}
-	start := time.Now()
+	// The first run of an interval job waits a random 0..jitter, so hosts
+	// started together do not fire together; a cron job waits that long
+	// at every run. The wait is taken in the task: a start time given to
+	// gocron would be postponed by a whole interval if it passed before
+	// the scheduler started.
+	var delay func() time.Duration
 	if jitter > 0 {
-		start = start.Add(rand.N(jitter))
+		var started atomic.Bool
+		delay = func() time.Duration {
+			if every.Cron == "" && started.Swap(true) {
+				return 0
+			}
+			return rand.N(jitter)
+		}
 	}
-	opts := []gocron.JobOption{
-		gocron.WithName(j.Name),
-		gocron.WithSingletonMode(gocron.LimitModeReschedule),
-	}
+	// No gocron singleton mode: its guarantee holds per scheduler only,
+	// and its skips are silent. runJob's busy flag holds across reloads
+	// and counts every skip.
+	opts := []gocron.JobOption{gocron.WithName(j.Name)}
 	if every.Cron == "" {
-		opts = append(opts, gocron.WithStartAt(gocron.WithStartDateTime(start.Add(time.Millisecond))))
+		opts = append(opts, gocron.WithStartAt(gocron.WithStartImmediately()))
 	}
-	_, err := s.NewJob(def, gocron.NewTask(func() { d.runJob(sem, j, every.Cron != "", jitter) }), opts...)
+	_, err := s.NewJob(def, gocron.NewTask(func() { d.runJob(j, delay) }), opts...)
 	return err
 }
 
-// runJob runs one job now, within the host's concurrency bound.
-func (d *Daemon) runJob(sem chan struct{}, j Job, cronJitter bool, jitter time.Duration) {
+// runJob runs one job now, within the host's concurrency bound, unless a
+// run of the same job (of this config or of one before a reload) is not
+// done yet: then this one is skipped and counted.
+func (d *Daemon) runJob(j Job, delay func() time.Duration) {
 	ctx := d.runCtx
 	d.mu.Lock()
 	if d.stopping || ctx.Err() != nil {
@@ -245,8 +330,23 @@ func (d *Daemon) runJob(sem chan struct{}, j Job, cronJitter bool, jitter time.D
 	d.wg.Add(1)
 	d.mu.Unlock()
 	defer d.wg.Done()
-	if cronJitter && jitter > 0 {
-		t := time.NewTimer(rand.N(jitter))
+	d.Metrics.Due()
+	if st, ok := d.busy.claim(j.Name); !ok {
+		reason := "overlap"
+		if st == jobWaiting {
+			reason = "no_slot"
+		}
+		d.Metrics.SkippedFor(j, reason).Inc()
+		d.Log.Debug("run skipped: the job's previous run is not done", "job", j.Name, "reason", reason)
+		return
+	}
+	defer d.busy.set(j.Name, jobIdle)
+	var wait time.Duration
+	if delay != nil {
+		wait = delay()
+	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -254,12 +354,17 @@ func (d *Daemon) runJob(sem chan struct{}, j Job, cronJitter bool, jitter time.D
 			return
 		}
 	}
-	select {
-	case sem <- struct{}{}:
-		defer func() { <-sem }()
-	case <-ctx.Done():
-		return
+	due, delayed := time.Now(), false
+	if !d.slots.tryAcquire() {
+		delayed = true
+		d.busy.set(j.Name, jobWaiting)
+		if !d.slots.acquire(ctx) {
+			return
+		}
+		d.busy.set(j.Name, jobRunning)
 	}
+	defer d.slots.release()
+	d.Metrics.Started(time.Since(due), delayed)
 	if until, ok := d.notBefore(j.Name); ok {
 		d.Metrics.Skipped(j).Inc()
 		d.Log.Debug("run skipped: the target asked to wait (Retry-After)", "job", j.Name, "until", until.UTC().Format(time.RFC3339))
@@ -294,7 +399,7 @@ func (d *Daemon) notBefore(job string) (time.Time, bool) {
 func (d *Daemon) record(r probe.Record, shutdown bool) {
 	if shutdown {
 		r.Error = "cancelled by shutdown"
-		d.Metrics.CancelledByShutdown.Inc()
+		d.Metrics.CancelledByShutdown()
 		d.Log.Info("run cancelled by shutdown", "target", r.Target, "sample", r.Sample, "drill", r.Drill, "request_id", r.RequestID)
 	} else {
 		intended := r.Outcome == probe.Success || (r.Sample == "cancel" && r.Outcome == probe.ClientCancelled && r.Chunks > 0)
@@ -321,15 +426,25 @@ func (d *Daemon) record(r probe.Record, shutdown bool) {
 		}
 		d.Log.Log(context.Background(), level, "run", attrs...)
 	}
-	if d.results != nil {
+	if d.results.enabled.Load() {
+		// Queued, never written here: a slow disk does not hold the run.
 		b, _ := json.Marshal(r)
-		d.mu.Lock()
-		_, err := d.results.Write(append(b, '\n'))
-		d.mu.Unlock()
-		if err != nil {
-			d.Metrics.ResultsLogErrors.Inc()
-			d.Log.Error("results log write failed; the record is in the metrics only", "err", err)
-		}
+		d.results.add(append(b, '\n'))
+	}
+}
+
+func (d *Daemon) resultsLogFailed(err error) {
+	d.Metrics.ResultsLogFailed()
+	d.Log.Error("results log write failed; the record is in the metrics only", "err", err)
+}
+
+// resultsLogDropped counts a record the results log had no room for, and
+// says so in the log at most once a minute.
+func (d *Daemon) resultsLogDropped() {
+	d.Metrics.ResultsLogDropped()
+	now := time.Now().UnixNano()
+	if last := d.dropLog.Load(); now-last >= int64(time.Minute) && d.dropLog.CompareAndSwap(last, now) {
+		d.Log.Error("results log queue full (the disk is not keeping up): records dropped, counted in streamprobe_results_log_dropped_total", "queue", resultsQueueLen)
 	}
 }
 
@@ -340,18 +455,21 @@ func (d *Daemon) pushConfig() config.Push {
 }
 
 // pushLoop pushes the set every interval. A push runs apart from the
-// probes: a slow or dead endpoint never delays a run.
+// probes: a slow or dead endpoint never delays a run. A reload's new
+// interval takes effect at once; its URL at the next push.
 func (d *Daemon) pushLoop(ctx context.Context) {
-	p := d.pushConfig()
-	if p.URL.URL == nil {
-		return
-	}
-	t := time.NewTicker(p.Interval.Duration)
+	every := d.pushConfig().Interval.Duration
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-d.pushReset:
+			if p := d.pushConfig().Interval.Duration; p != every {
+				every = p
+				t.Reset(every)
+			}
 		case <-t.C:
 			d.push(ctx)
 		}
@@ -394,7 +512,7 @@ func (d *Daemon) push(ctx context.Context) {
 	}
 	d.pushMu.Unlock()
 	if err != nil {
-		d.Metrics.PushErrors.Inc()
+		d.Metrics.PushFailed()
 		d.Log.Warn("push failed; the next push carries everything", "err", err)
 	}
 }

@@ -22,23 +22,33 @@ type updater interface{ Update(float64) }
 // Metrics turns Records into series of one metrics.Set: the daemon's only
 // sink for numbers. Every series carries the base labels (region, host,
 // extra labels) and the job's target, sample, dialect and drill; nothing
-// from a response ever becomes a label.
+// from a response ever becomes a label. The Set lives as long as the
+// daemon; Reconfigure applies a reloaded config to it.
 type Metrics struct {
-	Set  *metrics.Set
-	base string // region="..",host="..",extra labels
-	prom bool
+	Set *metrics.Set
 
-	mu   sync.Mutex
-	jobs map[string]*jobSeries
+	mu      sync.Mutex
+	base    string // region="..",host="..",extra labels
+	prom    bool
+	jobs    map[string]*jobSeries
+	gone    map[string]bool // jobs removed by a reload: their late runs add no series
+	budgets map[string]bool // names of the budget gauges
+	host    hostSeries
+}
 
-	PushErrors          *metrics.Counter
-	ResultsLogErrors    *metrics.Counter
-	CancelledByShutdown *metrics.Counter
+// hostSeries are the series with the base labels only.
+type hostSeries struct {
+	pushErrors, resultsLogErrors, resultsLogDropped *metrics.Counter
+	cancelledByShutdown                             *metrics.Counter
+	due, delayed                                    *metrics.Counter
+	lag                                             updater
+	reloadOK, reloadAt                              *metrics.Gauge
 }
 
 // jobSeries are the series of one job, built once.
 type jobSeries struct {
 	labels                           string
+	names                            map[string]bool // every series of the job, to unregister it
 	tfc, tfcResumed, headers, first  updater
 	gap, tail, close, handshake, rec updater
 	stalls, stalledRuns              *metrics.Counter
@@ -50,13 +60,81 @@ type jobSeries struct {
 // NewMetrics returns the metrics of a daemon with the config's labels and
 // histogram flavour.
 func NewMetrics(c *config.Config) *Metrics {
-	m := &Metrics{Set: metrics.NewSet(), prom: c.Push.Histograms == "prometheus", jobs: map[string]*jobSeries{}}
-	m.base = baseLabels(c)
-	m.PushErrors = m.Set.NewCounter("streamprobe_push_errors_total{" + m.base + "}")
-	m.ResultsLogErrors = m.Set.NewCounter("streamprobe_results_log_errors_total{" + m.base + "}")
-	m.CancelledByShutdown = m.Set.NewCounter("streamprobe_runs_cancelled_by_shutdown_total{" + m.base + "}")
-	m.SetBudgets(c)
+	m := &Metrics{Set: metrics.NewSet()}
+	m.Reconfigure(c, nil)
 	return m
+}
+
+// Reconfigure applies c: when the base labels (region, host, [labels]) or
+// the histogram flavour changed, every series is dropped and made again
+// with the new ones; otherwise the series of jobs no longer in jobs are
+// unregistered (so a removed target stops being exported), and the
+// series of every job in jobs exist from 0. The budget gauges follow c.
+// jobs nil keeps the job series as they are.
+func (m *Metrics) Reconfigure(c *config.Config, jobs []Job) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	base, prom := baseLabels(c), c.Push.Histograms == "prometheus"
+	if m.jobs == nil || base != m.base || prom != m.prom {
+		m.Set.UnregisterAllMetrics()
+		m.base, m.prom = base, prom
+		m.jobs, m.gone, m.budgets = map[string]*jobSeries{}, map[string]bool{}, map[string]bool{}
+		b := "{" + m.base + "}"
+		m.host = hostSeries{
+			pushErrors:          m.Set.NewCounter("streamprobe_push_errors_total" + b),
+			resultsLogErrors:    m.Set.NewCounter("streamprobe_results_log_errors_total" + b),
+			resultsLogDropped:   m.Set.NewCounter("streamprobe_results_log_dropped_total" + b),
+			cancelledByShutdown: m.Set.NewCounter("streamprobe_runs_cancelled_by_shutdown_total" + b),
+			due:                 m.Set.NewCounter("streamprobe_runs_due_total" + b),
+			delayed:             m.Set.NewCounter("streamprobe_runs_delayed_total" + b),
+			lag:                 m.histogram("streamprobe_schedule_lag_seconds", m.base),
+			reloadOK:            m.Set.NewGauge("streamprobe_config_last_reload_successful"+b, nil),
+			reloadAt:            m.Set.NewGauge("streamprobe_config_last_reload_success_timestamp_seconds"+b, nil),
+		}
+	}
+	if jobs != nil {
+		keep := map[string]bool{}
+		for _, j := range jobs {
+			keep[seriesKey(j.Target.Name, j.Sample.Name, jobDrill(j))] = true
+		}
+		for key, s := range m.jobs {
+			if !keep[key] {
+				for name := range s.names {
+					m.Set.UnregisterMetric(name)
+				}
+				delete(m.jobs, key)
+				m.gone[key] = true
+			}
+		}
+		for _, j := range jobs {
+			delete(m.gone, seriesKey(j.Target.Name, j.Sample.Name, jobDrill(j)))
+			s := m.seriesLocked(j.Target.Name, j.Sample.Name, j.Target.Dialect, jobDrill(j))
+			for _, reason := range []string{"retry_after", "overlap", "no_slot"} {
+				s.counter(m.Set, `streamprobe_runs_skipped_total{`+s.labels+`,reason="`+reason+`"}`)
+			}
+		}
+	}
+	m.setBudgetsLocked(c)
+}
+
+func seriesKey(target, sample, drill string) string { return target + "\x00" + sample + "\x00" + drill }
+
+func jobDrill(j Job) string {
+	if j.Drill.Name == "" {
+		return probe.DrillNone
+	}
+	return j.Drill.Name
+}
+
+// counter returns the job's counter name, made on first use.
+func (s *jobSeries) counter(set *metrics.Set, name string) *metrics.Counter {
+	s.names[name] = true
+	return set.GetOrCreateCounter(name)
+}
+
+func (s *jobSeries) gauge(set *metrics.Set, name string) *metrics.Gauge {
+	s.names[name] = true
+	return set.GetOrCreateGauge(name, nil)
 }
 
 func baseLabels(c *config.Config) string {
@@ -72,8 +150,16 @@ func baseLabels(c *config.Config) string {
 	return strings.Join(parts, ",")
 }
 
-// SetBudgets exports the p95 budgets as gauges.
+// SetBudgets exports the p95 budgets as gauges; budgets no longer in c
+// are unregistered.
 func (m *Metrics) SetBudgets(c *config.Config) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setBudgetsLocked(c)
+}
+
+func (m *Metrics) setBudgetsLocked(c *config.Config) {
+	now := map[string]bool{}
 	for sample, b := range c.Budgets {
 		for metric, d := range map[string]time.Duration{"tfc": b.TFC.Duration, "gap": b.Gap.Duration, "tail": b.Tail.Duration} {
 			if d <= 0 {
@@ -81,8 +167,60 @@ func (m *Metrics) SetBudgets(c *config.Config) {
 			}
 			name := fmt.Sprintf(`streamprobe_budget_seconds{%s,sample=%q,metric=%q}`, m.base, sample, metric)
 			m.Set.GetOrCreateGauge(name, nil).Set(d.Seconds())
+			now[name] = true
 		}
 	}
+	for name := range m.budgets {
+		if !now[name] {
+			m.Set.UnregisterMetric(name)
+		}
+	}
+	m.budgets = now
+}
+
+// The base-labelled counters and gauges, current for the config in force.
+
+// PushFailed counts a failed push.
+func (m *Metrics) PushFailed() { m.hostSeries().pushErrors.Inc() }
+
+// ResultsLogFailed counts a failed results log write.
+func (m *Metrics) ResultsLogFailed() { m.hostSeries().resultsLogErrors.Inc() }
+
+// ResultsLogDropped counts a record dropped because the results log's
+// queue was full.
+func (m *Metrics) ResultsLogDropped() { m.hostSeries().resultsLogDropped.Inc() }
+
+// CancelledByShutdown counts a run cut by the shutdown.
+func (m *Metrics) CancelledByShutdown() { m.hostSeries().cancelledByShutdown.Inc() }
+
+// Due counts a run that came due on the schedule.
+func (m *Metrics) Due() { m.hostSeries().due.Inc() }
+
+// Started records a run that got its slot lag after it came due; delayed
+// says it found every slot busy and waited.
+func (m *Metrics) Started(lag time.Duration, delayed bool) {
+	h := m.hostSeries()
+	if delayed {
+		h.delayed.Inc()
+	}
+	h.lag.Update(lag.Seconds())
+}
+
+// Reloaded records a reload's outcome, as blackbox_exporter does.
+func (m *Metrics) Reloaded(ok bool, at time.Time) {
+	h := m.hostSeries()
+	if !ok {
+		h.reloadOK.Set(0)
+		return
+	}
+	h.reloadOK.Set(1)
+	h.reloadAt.Set(float64(at.UnixNano()) / 1e9)
+}
+
+func (m *Metrics) hostSeries() hostSeries {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.host
 }
 
 func (m *Metrics) histogram(name, labels string) updater {
@@ -93,38 +231,49 @@ func (m *Metrics) histogram(name, labels string) updater {
 	return m.Set.GetOrCreateHistogram(full)
 }
 
+// series returns the job's series, made on first use; nil for a job a
+// reload removed (its last runs add nothing).
 func (m *Metrics) series(target, sample, dialect, drill string) *jobSeries {
-	key := target + "\x00" + sample + "\x00" + drill
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.gone[seriesKey(target, sample, drill)] {
+		return nil
+	}
+	return m.seriesLocked(target, sample, dialect, drill)
+}
+
+func (m *Metrics) seriesLocked(target, sample, dialect, drill string) *jobSeries {
+	key := seriesKey(target, sample, drill)
 	if s, ok := m.jobs[key]; ok {
 		return s
 	}
 	l := fmt.Sprintf(`%s,target=%q,sample=%q,dialect=%q,drill=%q`, m.base, target, sample, dialect, drill)
-	s := &jobSeries{
-		labels:      l,
-		tfc:         m.histogram("streamprobe_tfc_seconds", l+`,resumed="false"`),
-		tfcResumed:  m.histogram("streamprobe_tfc_seconds", l+`,resumed="true"`),
-		headers:     m.histogram("streamprobe_headers_seconds", l),
-		first:       m.histogram("streamprobe_first_event_seconds", l),
-		gap:         m.histogram("streamprobe_gap_seconds", l),
-		tail:        m.histogram("streamprobe_tail_seconds", l),
-		close:       m.histogram("streamprobe_close_seconds", l),
-		handshake:   m.histogram("streamprobe_resume_handshake_seconds", l),
-		rec:         m.histogram("streamprobe_reconnect_seconds", l),
-		stalls:      m.Set.GetOrCreateCounter("streamprobe_stalls_total{" + l + "}"),
-		stalledRuns: m.Set.GetOrCreateCounter("streamprobe_stalled_runs_total{" + l + "}"),
-		dups:        m.Set.GetOrCreateCounter("streamprobe_resume_duplicates_total{" + l + "}"),
-		missed:      m.Set.GetOrCreateCounter("streamprobe_resume_missed_total{" + l + "}"),
-		lastRun:     m.Set.GetOrCreateGauge("streamprobe_last_run_timestamp_seconds{"+l+"}", nil),
+	s := &jobSeries{labels: l, names: map[string]bool{}}
+	h := func(name, labels string) updater {
+		s.names[name+"{"+labels+"}"] = true
+		return m.histogram(name, labels)
 	}
+	s.tfc = h("streamprobe_tfc_seconds", l+`,resumed="false"`)
+	s.tfcResumed = h("streamprobe_tfc_seconds", l+`,resumed="true"`)
+	s.headers = h("streamprobe_headers_seconds", l)
+	s.first = h("streamprobe_first_event_seconds", l)
+	s.gap = h("streamprobe_gap_seconds", l)
+	s.tail = h("streamprobe_tail_seconds", l)
+	s.close = h("streamprobe_close_seconds", l)
+	s.handshake = h("streamprobe_resume_handshake_seconds", l)
+	s.rec = h("streamprobe_reconnect_seconds", l)
+	s.stalls = s.counter(m.Set, "streamprobe_stalls_total{"+l+"}")
+	s.stalledRuns = s.counter(m.Set, "streamprobe_stalled_runs_total{"+l+"}")
+	s.dups = s.counter(m.Set, "streamprobe_resume_duplicates_total{"+l+"}")
+	s.missed = s.counter(m.Set, "streamprobe_resume_missed_total{"+l+"}")
+	s.lastRun = s.gauge(m.Set, "streamprobe_last_run_timestamp_seconds{"+l+"}")
 	if drill != probe.DrillNone {
-		s.verdictFailed = m.Set.GetOrCreateGauge("streamprobe_resume_last_verdict_failed{"+l+"}", nil)
+		s.verdictFailed = s.gauge(m.Set, "streamprobe_resume_last_verdict_failed{"+l+"}")
 	}
 	for _, o := range []probe.Outcome{probe.Success, probe.ClientCancelled, probe.UpstreamError, probe.Timeout, probe.ProtocolError} {
 		// Every outcome exists from the first run on, so rate() and
 		// increase() see a counter start at 0, not appear at 1.
-		m.Set.GetOrCreateCounter(fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, l, o))
+		s.counter(m.Set, fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, l, o))
 	}
 	m.jobs[key] = s
 	return s
@@ -141,8 +290,13 @@ func sec(ms *float64) (float64, bool) {
 // that ended as intended (success, or the cancel sample's cancel): a
 // failed run is counted by outcome, and its partial times stay out.
 func (m *Metrics) Observe(r probe.Record, intended bool) {
-	s := m.series(r.Target, r.Sample, r.Dialect, r.Drill)
-	m.Set.GetOrCreateCounter(fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, s.labels, r.Outcome)).Inc()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gone[seriesKey(r.Target, r.Sample, r.Drill)] {
+		return
+	}
+	s := m.seriesLocked(r.Target, r.Sample, r.Dialect, r.Drill)
+	s.counter(m.Set, fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, s.labels, r.Outcome)).Inc()
 	s.lastRun.Set(float64(time.Now().UnixNano()) / 1e9)
 	if r.Drill != probe.DrillNone && r.Verdict == "" {
 		// The drill failed before it could judge (a 5xx, a timeout): it
@@ -150,7 +304,7 @@ func (m *Metrics) Observe(r probe.Record, intended bool) {
 		s.verdictFailed.Set(1)
 	}
 	if r.Drill != probe.DrillNone && r.Verdict != "" {
-		m.Set.GetOrCreateCounter(fmt.Sprintf(`streamprobe_resume_checks_total{%s,verdict=%q}`, s.labels, r.Verdict)).Inc()
+		s.counter(m.Set, fmt.Sprintf(`streamprobe_resume_checks_total{%s,verdict=%q}`, s.labels, r.Verdict)).Inc()
 		failed := 0.0
 		if r.Verdict.Failed() {
 			failed = 1
@@ -191,11 +345,18 @@ func (m *Metrics) Observe(r probe.Record, intended bool) {
 
 // Skipped is the counter of runs of job skipped because the target asked
 // to wait (Retry-After on a 429 or 503).
-func (m *Metrics) Skipped(j Job) *metrics.Counter {
-	drill := j.Drill.Name
-	if drill == "" {
-		drill = probe.DrillNone
+func (m *Metrics) Skipped(j Job) *metrics.Counter { return m.SkippedFor(j, "retry_after") }
+
+// SkippedFor is the counter of runs of job not made for reason:
+// retry_after, overlap (the job's previous run was still running when
+// this one came due) or no_slot (the previous run was still waiting for a
+// free slot: the host is saturated).
+func (m *Metrics) SkippedFor(j Job, reason string) *metrics.Counter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gone[seriesKey(j.Target.Name, j.Sample.Name, jobDrill(j))] {
+		return new(metrics.Counter) // a removed job's: counted nowhere
 	}
-	s := m.series(j.Target.Name, j.Sample.Name, j.Target.Dialect, drill)
-	return m.Set.GetOrCreateCounter("streamprobe_runs_skipped_total{" + s.labels + `,reason="retry_after"}`)
+	s := m.seriesLocked(j.Target.Name, j.Sample.Name, j.Target.Dialect, jobDrill(j))
+	return s.counter(m.Set, "streamprobe_runs_skipped_total{"+s.labels+`,reason="`+reason+`"}`)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
@@ -41,10 +42,10 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, usage string)
 }
 
 // newLogger builds the daemon's log: JSON under systemd (or when asked),
-// text otherwise.
-func newLogger(c config.Log, w io.Writer) *slog.Logger {
-	var level slog.Level
-	level.UnmarshalText([]byte(c.Level))
+// text otherwise. level takes c's level, and can be changed later (a
+// reload).
+func newLogger(c config.Log, w io.Writer, level *slog.LevelVar) *slog.Logger {
+	setLevel(level, c)
 	opts := &slog.HandlerOptions{Level: level}
 	format := c.Format
 	if format == "auto" {
@@ -59,6 +60,12 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+func setLevel(v *slog.LevelVar, c config.Log) {
+	var level slog.Level
+	level.UnmarshalText([]byte(c.Level))
+	v.Set(level)
+}
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	path := configFlag(fs)
@@ -66,8 +73,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 Runs the probe daemon: every sample and drill of every target on its
 schedule, metrics pushed to [push].url and served on listen's /metrics.
-SIGHUP reloads the config (a broken one is logged and the old one keeps
-running); SIGTERM or SIGINT stops scheduling, cancels the runs in flight,
+SIGHUP reloads the config and applies all of it (targets, push, results_log
+reopened, listen, labels, budgets, max_concurrent, log.level) or, when
+it cannot, none of it: the old one keeps running; SIGTERM or SIGINT stops scheduling, cancels the runs in flight,
 pushes once more and exits 0.
 
 Flags:
@@ -79,8 +87,10 @@ Flags:
 		fmt.Fprintf(stderr, "streamprobe run: %v\n", err)
 		return exitUsage
 	}
-	log := newLogger(cfg.Log, stderr)
+	level := new(slog.LevelVar)
+	log := newLogger(cfg.Log, stderr, level)
 	d := daemon.New(cfg, log)
+	d.Reloaded = func(nc *config.Config) { setLevel(level, nc.Log) }
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -94,6 +104,7 @@ Flags:
 				nc, err := config.Load(*path, os.Getenv)
 				if err != nil {
 					log.Error("reload: the new config is invalid; the old one keeps running", "err", err)
+					d.Metrics.Reloaded(false, time.Now())
 					continue
 				}
 				select {

@@ -1,0 +1,410 @@
+package daemon
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+// readRecords parses every line of a results log; a line that is not a
+// whole JSON record fails the test.
+func readRecords(t *testing.T, path string) []probe.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []probe.Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var r probe.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s:%d is not a JSON record (%v): %q", path, n, err, sc.Text())
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// interval is one run as its record tells it: from started_at for
+// duration_ms.
+type interval struct {
+	job        string
+	start, end time.Time
+}
+
+func runIntervals(t *testing.T, recs []probe.Record) []interval {
+	t.Helper()
+	var out []interval
+	for _, r := range recs {
+		start, err := time.Parse(time.RFC3339Nano, r.StartedAt)
+		if err != nil {
+			t.Fatalf("started_at %q: %v", r.StartedAt, err)
+		}
+		job := r.Target + "/" + r.Sample
+		if r.Drill != probe.DrillNone && r.Drill != "" {
+			job = r.Target + "/" + r.Drill
+		}
+		out = append(out, interval{job, start, start.Add(time.Duration(r.DurationMs * float64(time.Millisecond)))})
+	}
+	return out
+}
+
+// maxOverlap returns the largest number of intervals open at once, and
+// the largest number of one job's intervals open at once.
+func maxOverlap(iv []interval) (all int, perJob map[string]int) {
+	type edge struct {
+		at    time.Time
+		delta int
+		job   string
+	}
+	var edges []edge
+	for _, i := range iv {
+		edges = append(edges, edge{i.start, 1, i.job}, edge{i.end, -1, i.job})
+	}
+	// Ends sort before starts at the same instant: touching is not
+	// overlapping.
+	sort.Slice(edges, func(a, b int) bool {
+		if !edges[a].at.Equal(edges[b].at) {
+			return edges[a].at.Before(edges[b].at)
+		}
+		return edges[a].delta < edges[b].delta
+	})
+	perJob = map[string]int{}
+	open, openJob := 0, map[string]int{}
+	for _, e := range edges {
+		open += e.delta
+		openJob[e.job] += e.delta
+		all = max(all, open)
+		perJob[e.job] = max(perJob[e.job], openJob[e.job])
+	}
+	return all, perJob
+}
+
+// grepLineWith returns the first line of s that starts with prefix and
+// contains sub.
+func grepLineWith(s, prefix, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) && strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
+
+// waitFor polls cond until it holds or the generous timeout passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// 50 reloads in quick succession, through the channel the SIGHUP handler
+// uses, while slow streams keep every slot busy: the results log shows
+// that no more than max_concurrent runs were ever in flight and that no
+// job ever overlapped itself.
+func TestReloadStormKeepsOneConcurrencyLimit(t *testing.T) {
+	// Each run streams for about 400 ms; three jobs due every 100 ms on
+	// two slots keep the host saturated.
+	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(0, 50, 100, 150, 200, 250, 300, 350, 400), -1))
+	defer srv.Close()
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	conf := func(every string, targets ...string) string {
+		s := fmt.Sprintf("results_log = %q\nmax_concurrent = 2\n", results)
+		for _, n := range targets {
+			s += fmt.Sprintf("[[target]]\nname = %q\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = %q\njitter = \"0s\"\n", n, srv.URL, every)
+		}
+		return s
+	}
+	d, logs := testDaemon(t, conf("100ms", "a", "b", "c"), nil)
+	reload := make(chan *config.Config)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, reload) }()
+	variants := []string{conf("100ms", "a", "b", "c"), conf("120ms", "a", "b", "d"), conf("100ms", "a", "c", "d")}
+	for i := range 50 {
+		nc, err := config.Parse("test.toml", []byte(variants[i%len(variants)]), os.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reload <- nc
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Enough runs after the storm for overlaps to have shown.
+	waitFor(t, "24 records in the results log", 60*time.Second, func() bool {
+		b, _ := os.ReadFile(results)
+		return strings.Count(string(b), "\n") >= 24
+	})
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), `"msg":"config reloaded"`); n != 50 {
+		t.Errorf("%d reloads logged, want 50", n)
+	}
+	recs := readRecords(t, results)
+	all, perJob := maxOverlap(runIntervals(t, recs))
+	t.Logf("%d records; at most %d runs at once; per job %v", len(recs), all, perJob)
+	if all > 2 {
+		t.Errorf("%d runs were in flight at once with max_concurrent = 2", all)
+	}
+	for job, n := range perJob {
+		if n > 1 {
+			t.Errorf("job %s ran %d times at once", job, n)
+		}
+	}
+	// The limiter's own count agrees, and the host was saturated: runs
+	// waited for a slot and due runs were skipped, all of it counted.
+	if peak := d.slots.maxUsed(); peak != 2 {
+		t.Errorf("the slots were held by %d runs at most, want exactly 2 (saturated, never more)", peak)
+	}
+	var out strings.Builder
+	d.Metrics.Set.WritePrometheus(&out)
+	for _, name := range []string{"streamprobe_runs_delayed_total", "streamprobe_schedule_lag_seconds_count"} {
+		if l := grepLine(out.String(), name); l == "" || strings.HasSuffix(l, " 0") {
+			t.Errorf("backlog not shown: %q", l)
+		}
+	}
+	if !strings.Contains(out.String(), `reason="no_slot"} `) {
+		t.Errorf("no no_slot skip counter:\n%s", out.String())
+	}
+}
+
+// pushSink is a push endpoint on loopback that keeps every body.
+type pushSink struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []string
+}
+
+func newPushSink(t *testing.T) *pushSink {
+	p := &pushSink{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body io.Reader = r.Body
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body = zr
+		}
+		b, _ := io.ReadAll(body)
+		p.mu.Lock()
+		p.bodies = append(p.bodies, string(b))
+		p.mu.Unlock()
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *pushSink) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bodies)
+}
+
+func (p *pushSink) last() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.bodies) == 0 {
+		return ""
+	}
+	return p.bodies[len(p.bodies)-1]
+}
+
+func scrape(addr string) (string, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+func reloadConf(t *testing.T, text string) *config.Config {
+	t.Helper()
+	c, err := config.Parse("reload.toml", []byte(text), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A reload applies every part of the new config: the push URL and
+// interval, the results log (opened again: a log rotated away is let go),
+// the listen address, region and labels, budgets; the series of a
+// removed target are gone; the reload gauges say it worked.
+func TestReloadAppliesTheWholeConfig(t *testing.T) {
+	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+	defer srv.Close()
+	pushA, pushB := newPushSink(t), newPushSink(t)
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.jsonl")
+	addrA, addrB := freeAddr(t), freeAddr(t)
+	target := func(name string) string {
+		return fmt.Sprintf("[[target]]\nname = %q\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", name, srv.URL)
+	}
+	confA := fmt.Sprintf("region = \"r1\"\nlisten = %q\nresults_log = %q\n[labels]\nenv = \"a\"\n[push]\nurl = %q\ninterval = \"1h\"\n[budget.short]\ntfc = \"600ms\"\n",
+		addrA, results, pushA.URL) + target("keep") + target("gone")
+	confB := fmt.Sprintf("region = \"r2\"\nlisten = %q\nresults_log = %q\n[labels]\nenv = \"b\"\n[push]\nurl = %q\ninterval = \"1s\"\ntimeout = \"1s\"\n[budget.long]\ntfc = \"1500ms\"\n",
+		addrB, results, pushB.URL) + target("keep")
+	d, logs := testDaemon(t, confA, nil)
+	reload := make(chan *config.Config)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, reload) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, `runs of "gone" on /metrics`, 20*time.Second, func() bool {
+		m, _ := scrape(addrA)
+		l := grepLineWith(m, "streamprobe_runs_total{", `target="gone",sample="short",dialect="sse",drill="none",outcome="success"}`)
+		return l != "" && !strings.HasSuffix(l, " 0")
+	})
+	reloadedBefore := time.Now()
+	// logrotate: the log is moved away, then the daemon is told.
+	if err := os.Rename(results, results+".1"); err != nil {
+		t.Fatal(err)
+	}
+	reload <- reloadConf(t, confB)
+
+	// The push goes to the new URL, at the new interval (the old one
+	// was an hour), with the new labels and without the removed target.
+	waitFor(t, "a push to the new URL", 20*time.Second, func() bool { return pushB.count() > 0 })
+	body := pushB.last()
+	for _, want := range []string{`region="r2"`, `env="b"`, `target="keep"`, `streamprobe_budget_seconds{region="r2",host=`,
+		`sample="long",metric="tfc"} 1.5`, `streamprobe_config_last_reload_successful{region="r2",`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("push after the reload lacks %s", want)
+		}
+	}
+	for _, gone := range []string{`region="r1"`, `env="a"`, `target="gone"`, `sample="short",metric="tfc"`} {
+		if strings.Contains(body, gone) {
+			t.Errorf("push after the reload still has %s", gone)
+		}
+	}
+	if n := pushA.count(); n != 0 {
+		t.Errorf("%d pushes went to the old URL", n)
+	}
+	if l := grepLine(body, "streamprobe_config_last_reload_success_timestamp_seconds"); l == "" {
+		t.Error("no reload timestamp gauge")
+	} else {
+		var v float64
+		fmt.Sscan(l[strings.LastIndex(l, " ")+1:], &v)
+		if v < float64(reloadedBefore.Unix()) {
+			t.Errorf("reload timestamp %v is before the reload (%v)", v, reloadedBefore.Unix())
+		}
+	}
+	// The listen address moved.
+	waitFor(t, "/metrics on the new address, and the old one closed", 20*time.Second, func() bool {
+		_, errA := scrape(addrA)
+		m, errB := scrape(addrB)
+		return errA != nil && errB == nil && strings.Contains(m, `region="r2"`)
+	})
+	// The results log was opened again: new records go to a new file.
+	waitFor(t, "a record in the reopened results log", 20*time.Second, func() bool {
+		b, _ := os.ReadFile(results)
+		return strings.Contains(string(b), `"target":"keep"`)
+	})
+	readRecords(t, results)
+	readRecords(t, results+".1")
+	if strings.Contains(logs.String(), "reload failed") {
+		t.Errorf("a reload failed:\n%s", logs)
+	}
+}
+
+// A reload that cannot be applied whole changes nothing: here the new
+// results log is in a directory that does not exist, then the new listen
+// address is taken. The old push URL, labels, listener and jobs go on, and
+// streamprobe_config_last_reload_successful says 0.
+func TestReloadAllOrNothing(t *testing.T) {
+	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+	defer srv.Close()
+	pushA, pushB := newPushSink(t), newPushSink(t)
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	addrA := freeAddr(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	conf := func(region, listen, results, push, name string) string {
+		return fmt.Sprintf("region = %q\nlisten = %q\nresults_log = %q\n[push]\nurl = %q\ninterval = \"1s\"\ntimeout = \"1s\"\n[[target]]\nname = %q\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n",
+			region, listen, results, push, name, srv.URL)
+	}
+	d, logs := testDaemon(t, conf("r1", addrA, results, pushA.URL, "old"), nil)
+	reload := make(chan *config.Config)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, reload) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "the first push", 20*time.Second, func() bool { return pushA.count() > 0 })
+	for i, bad := range []string{
+		conf("r2", addrA, filepath.Join(t.TempDir(), "missing", "results.jsonl"), pushB.URL, "new"),
+		conf("r2", taken.Addr().String(), results, pushB.URL, "new"),
+	} {
+		reload <- reloadConf(t, bad)
+		waitFor(t, "the refused reload in the log", 20*time.Second, func() bool {
+			return strings.Count(logs.String(), "reload failed; the old config keeps running") == i+1
+		})
+		// Pushes are sequential: once the old URL has had two more, the
+		// new one would have had its turn.
+		n := pushA.count()
+		waitFor(t, "two more pushes to the old URL", 20*time.Second, func() bool { return pushA.count() >= n+2 })
+		m, err := scrape(addrA)
+		if err != nil {
+			t.Fatalf("the old listener is gone after a refused reload: %v", err)
+		}
+		for _, want := range []string{`streamprobe_config_last_reload_successful{region="r1",`, `target="old"`} {
+			if !strings.Contains(m, want) {
+				t.Errorf("after refused reload %d, /metrics lacks %s", i, want)
+			}
+		}
+		if l := grepLine(m, "streamprobe_config_last_reload_successful"); !strings.HasSuffix(l, " 0") {
+			t.Errorf("after refused reload %d: %s", i, l)
+		}
+		if strings.Contains(m, `region="r2"`) || strings.Contains(m, `target="new"`) {
+			t.Errorf("refused reload %d was applied in part:\n%s", i, m)
+		}
+	}
+	if pushB.count() != 0 {
+		t.Errorf("%d pushes went to the URL of a refused config", pushB.count())
+	}
+	if b, _ := os.ReadFile(results); strings.Contains(string(b), `"target":"new"`) {
+		t.Error("a job of a refused config ran")
+	}
+}

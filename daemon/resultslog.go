@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// resultsQueueLen bounds the records waiting for the results log: a disk
+// that hangs costs at most this many records in memory, then records are
+// dropped (and counted), never a blocked run.
+const resultsQueueLen = 1024
+
+// resultsLog appends records as JSON lines from a goroutine of its own, so
+// a slow or full disk never holds up a run or the scheduling. A failed
+// write never leaves a partial line behind.
+type resultsLog struct {
+	queue   chan []byte
+	done    chan struct{}
+	enabled atomic.Bool
+
+	mu sync.Mutex // guards f; held for one write or a swap
+	f  *os.File
+
+	onError func(error) // a write failed (the record is lost)
+	onDrop  func()      // the queue was full (the record is lost)
+}
+
+func newResultsLog(queueLen int, onError func(error), onDrop func()) *resultsLog {
+	l := &resultsLog{queue: make(chan []byte, queueLen), done: make(chan struct{}), onError: onError, onDrop: onDrop}
+	go l.loop()
+	return l
+}
+
+func (l *resultsLog) loop() {
+	defer close(l.done)
+	for line := range l.queue {
+		l.mu.Lock()
+		var err error
+		if l.f != nil {
+			err = writeLine(l.f, line)
+		}
+		l.mu.Unlock()
+		if err != nil {
+			l.onError(err)
+		}
+	}
+}
+
+// swap makes f (nil: none) the file records go to from now on, and
+// closes the previous one: a reload reopens the path, so a log rotated
+// away is let go.
+func (l *resultsLog) swap(f *os.File) {
+	l.mu.Lock()
+	old := l.f
+	l.f = f
+	l.enabled.Store(f != nil)
+	l.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// add queues one line (with its newline) without waiting; a full queue
+// drops it.
+func (l *resultsLog) add(line []byte) {
+	select {
+	case l.queue <- line:
+	default:
+		l.onDrop()
+	}
+}
+
+// close writes what is queued, then closes the file. No add may follow.
+func (l *resultsLog) close() {
+	close(l.queue)
+	<-l.done
+	l.swap(nil)
+}
+
+// writeLine appends line with one write call. When the write stops part
+// way (a full disk, a file size limit), the file is cut back to where it
+// was, or, if it cannot be cut, the partial line is ended so that the
+// lines after it still parse.
+func writeLine(f *os.File, line []byte) error {
+	var size int64 = -1
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	n, err := f.Write(line)
+	if err == nil || n == 0 {
+		return err
+	}
+	if size >= 0 {
+		if terr := f.Truncate(size); terr == nil {
+			return err
+		}
+	}
+	if _, nerr := f.Write([]byte("\n")); nerr != nil {
+		return errors.Join(err, fmt.Errorf("a partial line of %d bytes is left unterminated: %w", n, nerr))
+	}
+	return fmt.Errorf("%w (a partial line of %d bytes was left, ended by a newline)", err, n)
+}

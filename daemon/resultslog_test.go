@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+)
+
+// testLine is a record-like JSON line of exactly 100 bytes.
+func testLine(i int) []byte {
+	b, _ := json.Marshal(map[string]string{"n": fmt.Sprintf("%04d", i), "pad": strings.Repeat("x", 100-len(`{"n":"0000","pad":""}`)-1)})
+	return append(b, '\n')
+}
+
+// parseLines fails on any line that is not whole JSON, and returns the
+// number of lines.
+func parseLines(t *testing.T, b []byte) int {
+	t.Helper()
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		n++
+		var v map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("line %d is not JSON (%v): %q", n, err, sc.Text())
+		}
+	}
+	return n
+}
+
+// The file size limit (RLIMIT_FSIZE) makes the kernel stop a write part
+// way, as a full disk does: the child process writes 10 lines of 100 bytes
+// under a 350-byte limit. The file keeps the 3 whole lines and no piece
+// of the 4th; every later write fails whole.
+func TestResultsLogShortWriteLeavesNoPartialLine(t *testing.T) {
+	if path := os.Getenv("STREAMPROBE_FSIZE_CHILD"); path != "" {
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 350, Max: 350}); err != nil {
+			fmt.Println("setrlimit:", err)
+			os.Exit(3)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(3)
+		}
+		var errs, partial atomic.Int64
+		l := newResultsLog(16, func(err error) {
+			errs.Add(1)
+			if strings.Contains(err.Error(), "partial line") {
+				partial.Add(1)
+			}
+			if !errors.Is(err, syscall.EFBIG) {
+				fmt.Println("unexpected error:", err)
+			}
+		}, func() {})
+		l.swap(f)
+		for i := range 10 {
+			l.add(testLine(i))
+		}
+		l.close()
+		fmt.Printf("errors=%d partial=%d\n", errs.Load(), partial.Load())
+		os.Exit(0)
+	}
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestResultsLogShortWriteLeavesNoPartialLine$")
+	cmd.Env = append(os.Environ(), "STREAMPROBE_FSIZE_CHILD="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "errors=7 partial=0") {
+		t.Errorf("child wrote: %s", out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := parseLines(t, b); n != 3 || len(b) != 300 {
+		t.Errorf("%d lines, %d bytes; want the 3 whole lines that fit under the limit, 300 bytes", n, len(b))
+	}
+}
+
+// A results log that does not keep up (here a pipe nobody reads, which
+// blocks for real once its buffer is full) never blocks the caller: the
+// records beyond the queue are dropped and counted, and every line that
+// did get through is whole.
+func TestResultsLogDropsWhenTheDiskDoesNotKeepUp(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var dropped atomic.Int64
+	l := newResultsLog(8, func(err error) { t.Errorf("write error: %v", err) }, func() { dropped.Add(1) })
+	l.swap(w)
+	// A Linux pipe holds 64 KiB: 655 lines of 100 bytes fill it, 8 wait
+	// in the queue, one is in the blocked write; the rest are dropped.
+	const total = 2000
+	for i := range total {
+		l.add(testLine(i))
+	}
+	if dropped.Load() == 0 {
+		t.Fatal("nothing was dropped: the test did not block the writer")
+	}
+	got := make(chan []byte)
+	go func() {
+		var all []byte
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := r.Read(buf)
+			all = append(all, buf[:n]...)
+			if err != nil {
+				got <- all
+				return
+			}
+		}
+	}()
+	l.close() // drains the queue into the pipe, then closes w
+	b := <-got
+	n := parseLines(t, b)
+	if int64(n)+dropped.Load() != total {
+		t.Errorf("%d lines written + %d dropped != %d added", n, dropped.Load(), total)
+	}
+	t.Logf("%d written, %d dropped", n, dropped.Load())
+}
