@@ -118,11 +118,14 @@ type Target struct {
 	MaxReconnects int   `toml:"max_reconnects"`
 }
 
-// Budget is the p95 budget of one sample class.
+// Budget is the budget of one sample class: p95 budgets, and the largest
+// share (0 to 1) of runs that may stall over 250 ms (nil: check's default,
+// scorecard.DefaultStallShare).
 type Budget struct {
-	TFC  Duration `toml:"tfc"`
-	Gap  Duration `toml:"gap"`
-	Tail Duration `toml:"tail"`
+	TFC        Duration `toml:"tfc"`
+	Gap        Duration `toml:"gap"`
+	Tail       Duration `toml:"tail"`
+	StallShare *float64 `toml:"stall_share"`
 }
 
 // BudgetMap holds the budgets by sample name.
@@ -300,6 +303,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	for _, s := range sortedKeys(c.Budgets) {
 		if !slices.Contains(knownSamples, s) {
 			return c.errAt("budget."+s, "unknown sample %q (known: %s)", s, strings.Join(knownSamples, ", "))
+		}
+		if v := c.Budgets[s].StallShare; v != nil && (*v < 0 || *v > 1) {
+			return c.errAt("budget."+s+".stall_share", "%g: want a share from 0 to 1 (0.05 is 5%% of runs)", *v)
 		}
 	}
 	return nil

@@ -402,8 +402,7 @@ func (d *Daemon) record(r probe.Record, shutdown bool) {
 		d.Metrics.CancelledByShutdown()
 		d.Log.Info("run cancelled by shutdown", "target", r.Target, "sample", r.Sample, "drill", r.Drill, "request_id", r.RequestID)
 	} else {
-		intended := r.Outcome == probe.Success || (r.Sample == "cancel" && r.Outcome == probe.ClientCancelled && r.Chunks > 0)
-		d.Metrics.Observe(r, intended)
+		d.Metrics.Observe(r)
 		attrs := []any{"target", r.Target, "sample", r.Sample, "drill", r.Drill, "outcome", r.Outcome, "request_id", r.RequestID}
 		if r.TFCMs != nil {
 			attrs = append(attrs, "tfc_ms", *r.TFCMs)
@@ -415,7 +414,7 @@ func (d *Daemon) record(r probe.Record, shutdown bool) {
 			attrs = append(attrs, "verdict", r.Verdict)
 		}
 		level := slog.LevelInfo
-		if !intended || r.Verdict.Failed() {
+		if !r.Passed() {
 			level = slog.LevelWarn
 			if r.Error != "" {
 				attrs = append(attrs, "error", r.Error)

@@ -227,7 +227,7 @@ func TestMetricsNamesAndLabels(t *testing.T) {
 	tfc, gap := 412.0, 46.0
 	r := probe.Record{Target: "t", Sample: "short", Dialect: "sse", Drill: "none", Outcome: probe.Success, TFCMs: &tfc, Stalls: 1,
 		Gaps: probe.Gaps{Values: []float64{gap, 300}}}
-	m.Observe(r, true)
+	m.Observe(r)
 	var out bytes.Buffer
 	m.Set.WritePrometheus(&out)
 	for _, want := range []string{

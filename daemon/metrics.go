@@ -287,9 +287,11 @@ func sec(ms *float64) (float64, bool) {
 }
 
 // Observe adds one record. Timings enter the histograms only for a run
-// that ended as intended (success, or the cancel sample's cancel): a
-// failed run is counted by outcome, and its partial times stay out.
-func (m *Metrics) Observe(r probe.Record, intended bool) {
+// that ended as its sample intends (probe.Record.Intended): a failed run is
+// counted by outcome, and its partial times stay out. Every resume verdict
+// is counted with failed="true" or "false" from probe.Verdict.Failed, the
+// one list of failing verdicts that the alert rules select on.
+func (m *Metrics) Observe(r probe.Record) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.gone[seriesKey(r.Target, r.Sample, r.Drill)] {
@@ -298,22 +300,24 @@ func (m *Metrics) Observe(r probe.Record, intended bool) {
 	s := m.seriesLocked(r.Target, r.Sample, r.Dialect, r.Drill)
 	s.counter(m.Set, fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, s.labels, r.Outcome)).Inc()
 	s.lastRun.Set(float64(time.Now().UnixNano()) / 1e9)
-	if r.Drill != probe.DrillNone && r.Verdict == "" {
+	if s.verdictFailed != nil && r.Verdict == "" {
 		// The drill failed before it could judge (a 5xx, a timeout): it
 		// is not a pass.
 		s.verdictFailed.Set(1)
 	}
-	if r.Drill != probe.DrillNone && r.Verdict != "" {
-		s.counter(m.Set, fmt.Sprintf(`streamprobe_resume_checks_total{%s,verdict=%q}`, s.labels, r.Verdict)).Inc()
-		failed := 0.0
-		if r.Verdict.Failed() {
-			failed = 1
+	if r.Verdict != "" {
+		failed := r.Verdict.Failed()
+		s.counter(m.Set, fmt.Sprintf(`streamprobe_resume_checks_total{%s,verdict=%q,failed="%t"}`, s.labels, r.Verdict, failed)).Inc()
+		if s.verdictFailed != nil {
+			s.verdictFailed.Set(0)
+			if failed {
+				s.verdictFailed.Set(1)
+			}
 		}
-		s.verdictFailed.Set(failed)
 		s.dups.Add(r.Duplicates)
 		s.missed.Add(r.Missed)
 	}
-	if !intended {
+	if !r.Intended() {
 		return
 	}
 	if v, ok := sec(r.TFCMs); ok {

@@ -107,3 +107,24 @@ func round3(p *float64) *float64 {
 	}
 	return ptr(math.Round(*p*1e3) / 1e3)
 }
+
+// Intended reports whether the run ended as its sample intends: the
+// client's cancel after at least one content chunk for a sample that
+// cancels (cancel; a success there means the cancel was never exercised),
+// a success for every other sample. It judges the outcome only: a resume
+// verdict is judged apart by Verdict.Failed, so a drill that found a bug
+// still measured a whole stream. Timings of a run enter the metrics and
+// the scorecard's cells only when it is Intended.
+func (r Record) Intended() bool {
+	if Samples[r.Sample].Cancel {
+		return r.Outcome == ClientCancelled && r.Chunks > 0
+	}
+	return r.Outcome == Success
+}
+
+// Passed reports whether the run found nothing wrong: it is Intended and
+// carries no resume verdict that names a bug. The daemon's log level,
+// check's failures and once's exit code all decide with it.
+func (r Record) Passed() bool {
+	return r.Intended() && !r.Verdict.Failed()
+}

@@ -9,7 +9,7 @@ import (
 
 var rowNames = map[string]string{
 	"tfc": "TFC", "gap": "gap", "tail": "tail", "close": "close",
-	"stall_share": "stalled >250ms", "outcomes": "outcomes",
+	"stall_share": "stalled >250ms", "buffering": "buffering", "outcomes": "outcomes",
 }
 
 const (
@@ -33,7 +33,30 @@ func cellText(ce *Cell) (string, string) {
 		if ce.Share == nil {
 			return "no runs", ""
 		}
-		return fmt.Sprintf("%.0f%% of %d runs", *ce.Share*100, ce.N), ""
+		text := fmt.Sprintf("%.0f%% of %d runs", *ce.Share*100, ce.N)
+		if ce.ShareBudget == nil {
+			return text, ""
+		}
+		text += fmt.Sprintf(" (<= %s)", pctText(*ce.ShareBudget))
+		if ce.Over {
+			return text, "OVER"
+		}
+		return text, "ok"
+	case "buffering":
+		switch {
+		case ce.Share == nil:
+			return "no runs", ""
+		case ce.Suspected == 0:
+			return "none", "ok"
+		}
+		text := fmt.Sprintf("%d of %d runs", ce.Suspected, ce.N)
+		if ce.BurstsP50 != nil {
+			text += fmt.Sprintf(", %.0f bursts", *ce.BurstsP50)
+		}
+		if ce.Over {
+			return text, "FAIL"
+		}
+		return text, "ok"
 	case "outcomes":
 		var parts []string
 		for _, o := range []string{"success", "client_cancelled", "upstream_error", "timeout", "protocol_error"} {

@@ -48,11 +48,29 @@ func FromResult(res probe.Result) Run {
 	return r
 }
 
-// Budget is the p95 budget of one class in ms; 0 means none.
-type Budget struct{ TFC, Gap, Tail float64 }
+// Budget is the budget of one class: p95 budgets in ms (0 means none) and
+// the stall-share budget.
+type Budget struct {
+	TFC, Gap, Tail float64
+	// StallShare is the largest share (0..1) of runs that may stall over
+	// 250 ms; nil means DefaultStallShare.
+	StallShare *float64
+}
+
+// DefaultStallShare is the stall-share budget of a class that sets none:
+// the p95 convention of every other cell, applied to runs. A share over
+// 0.05 means the p95 run froze over 250 ms; with 20 runs, one stalled run
+// passes and a second one fails.
+const DefaultStallShare = 0.05
+
+// BufferingShare is the share of a class's runs that must look
+// proxy-buffered (probe.Record.Buffering) for the buffering row to be red:
+// a buffering proxy does it to every run, while a client that was
+// descheduled once can make one run look so.
+const BufferingShare = 0.5
 
 // Rows of the card, in order.
-var Rows = []string{"tfc", "gap", "tail", "close", "stall_share", "outcomes"}
+var Rows = []string{"tfc", "gap", "tail", "close", "stall_share", "buffering", "outcomes"}
 
 // Cell is one row of one class.
 type Cell struct {
@@ -62,8 +80,20 @@ type Cell struct {
 	P50    *float64 `json:"p50_ms,omitempty"`
 	P95    *float64 `json:"p95_ms,omitempty"`
 	Budget *float64 `json:"budget_p95_ms,omitempty"`
-	// Share is the stall share (runs with any gap over 250 ms).
-	Share *float64 `json:"share,omitempty"`
+	// Share is the stall share (runs with any gap over 250 ms) in the
+	// stall_share row, the share of runs that look proxy-buffered in the
+	// buffering row; ShareBudget is the stall-share budget.
+	Share       *float64 `json:"share,omitempty"`
+	ShareBudget *float64 `json:"share_budget,omitempty"`
+	// Suspected counts the runs that look proxy-buffered, BurstsP50 is
+	// their median burst count and FreezeMaxMs their longest freeze
+	// (buffering row).
+	Suspected   int      `json:"suspected,omitempty"`
+	BurstsP50   *float64 `json:"bursts_p50,omitempty"`
+	FreezeMaxMs *float64 `json:"freeze_max_ms,omitempty"`
+	// FirstChunkAfterHeadersP50Ms is the median wait from the headers to
+	// the first chunk of the suspected runs (buffering row).
+	FirstChunkAfterHeadersP50Ms *float64 `json:"first_chunk_after_headers_p50_ms,omitempty"`
 	// Outcomes counts the runs by outcome (outcomes row).
 	Outcomes map[string]int `json:"outcomes,omitempty"`
 	Over     bool           `json:"over"`
@@ -95,14 +125,6 @@ type Card struct {
 	drills []Run
 }
 
-// intended reports whether a run ended as its sample means it to.
-func intended(r probe.Record) bool {
-	if r.Sample == "cancel" {
-		return r.Outcome == probe.ClientCancelled && r.Chunks > 0
-	}
-	return r.Outcome == probe.Success
-}
-
 func pcts(vals []float64) (*float64, *float64) {
 	if len(vals) == 0 {
 		return nil, nil
@@ -127,16 +149,22 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 	c := &Card{Target: target, Samples: samples, RequestIDs: map[string][]string{}, runs: runs, drills: drills}
 	for _, s := range samples {
 		b := budgets[s]
-		var tfc, gaps, tail, closeMs []float64
-		stalled, good := 0, 0
+		var tfc, gaps, tail, closeMs, bursts, afterHeaders []float64
+		var freezeMax *float64
+		stalled, good, suspected := 0, 0, 0
 		outcomes := map[string]int{}
-		failed := 0
+		failed, badVerdict := 0, 0
 		for _, r := range runs[s] {
 			rec := r.Record
 			c.RequestIDs[s] = append(c.RequestIDs[s], rec.RequestID)
 			outcomes[string(rec.Outcome)]++
-			if !intended(rec) {
+			if !rec.Passed() {
 				failed++
+				if rec.Intended() {
+					badVerdict++
+				}
+			}
+			if !rec.Intended() {
 				continue
 			}
 			// Resumed runs never enter these cells.
@@ -157,6 +185,16 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 			if rec.Stalls > 0 {
 				stalled++
 			}
+			if bf, ok := rec.Buffering(); ok {
+				suspected++
+				bursts = append(bursts, float64(bf.Bursts))
+				if bf.HeadersToFirstChunkMs != nil {
+					afterHeaders = append(afterHeaders, *bf.HeadersToFirstChunkMs)
+				}
+				if bf.Freezes > 0 && (freezeMax == nil || bf.LongestFreezeMs > *freezeMax) {
+					freezeMax = &bf.LongestFreezeMs
+				}
+			}
 		}
 		cell := func(row string, vals []float64, budget float64) {
 			p50, p95 := pcts(vals)
@@ -173,15 +211,36 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 		cell("gap", gaps, b.Gap)
 		cell("tail", tail, b.Tail)
 		cell("close", closeMs, 0)
-		share := Cell{Row: "stall_share", Sample: s, N: good}
+		shareBudget := DefaultStallShare
+		if b.StallShare != nil {
+			shareBudget = *b.StallShare
+		}
+		share := Cell{Row: "stall_share", Sample: s, N: good, ShareBudget: &shareBudget}
 		if good > 0 {
 			v := float64(stalled) / float64(good)
 			share.Share = &v
+			if v > shareBudget {
+				share.Over, share.Why = true, fmt.Sprintf("%d of %d runs stalled over 250 ms (%.0f%%), over the %s budget", stalled, good, v*100, pctText(shareBudget))
+			}
 		}
 		c.Cells = append(c.Cells, share)
+		buf := Cell{Row: "buffering", Sample: s, N: good, Suspected: suspected, FreezeMaxMs: freezeMax}
+		if good > 0 {
+			v := float64(suspected) / float64(good)
+			buf.Share = &v
+			buf.BurstsP50, _ = pcts(bursts)
+			buf.FirstChunkAfterHeadersP50Ms, _ = pcts(afterHeaders)
+			if suspected > 0 && v >= BufferingShare {
+				buf.Over, buf.Why = true, fmt.Sprintf("suspected proxy buffering in %d of %d runs: %s", suspected, good, burstText(&buf))
+			}
+		}
+		c.Cells = append(c.Cells, buf)
 		oc := Cell{Row: "outcomes", Sample: s, N: len(runs[s]), Outcomes: outcomes}
 		if failed > 0 {
 			oc.Over, oc.Why = true, fmt.Sprintf("%d of %d runs did not end as the %s sample should", failed, len(runs[s]), s)
+			if badVerdict > 0 {
+				oc.Why += fmt.Sprintf(" (%d with a failing resume verdict)", badVerdict)
+			}
 		}
 		c.Cells = append(c.Cells, oc)
 	}
@@ -192,8 +251,8 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 	for _, r := range drills {
 		rec := r.Record
 		d := Drill{Drill: rec.Drill, Verdict: string(rec.Verdict), Detail: rec.ResumeDetail, Outcome: string(rec.Outcome),
-			RequestID: rec.RequestID, Failed: rec.Verdict.Failed() || rec.Outcome != probe.Success}
-		if rec.Outcome != probe.Success {
+			RequestID: rec.RequestID, Failed: !rec.Passed()}
+		if !rec.Intended() {
 			d.Error = rec.Error
 		}
 		c.Drills = append(c.Drills, d)
@@ -234,6 +293,25 @@ func (c *Card) RedCells() []Cell {
 	return out
 }
 
+// pctText is a share as a percentage.
+func pctText(v float64) string { return fmt.Sprintf("%.0f%%", v*100) }
+
+// burstText describes the bursts of a buffering cell.
+func burstText(ce *Cell) string {
+	if ce.BurstsP50 == nil {
+		return "no suspected run"
+	}
+	s := fmt.Sprintf("%.0f burst(s) per run (p50)", *ce.BurstsP50)
+	if ce.FreezeMaxMs != nil {
+		s += fmt.Sprintf(" split by freezes up to %s", msText(*ce.FreezeMaxMs))
+	}
+	s += fmt.Sprintf(", gaps under %d ms inside them", probe.NearZeroGapMs)
+	if ce.FirstChunkAfterHeadersP50Ms != nil {
+		s += fmt.Sprintf("; first chunk %s after the headers (p50)", msText(*ce.FirstChunkAfterHeadersP50Ms))
+	}
+	return s
+}
+
 func msText(v float64) string {
 	if v >= 10 {
 		return fmt.Sprintf("%.0f ms", v)
@@ -252,8 +330,8 @@ func (c *Card) triage() []string {
 				red = true
 			}
 		}
-		if buffering := c.buffering(s); buffering != "" {
-			out = append(out, fmt.Sprintf("%s: %s", s, buffering))
+		if b := c.cell("buffering", s); b != nil && b.Suspected > 0 {
+			out = append(out, fmt.Sprintf("%s: suspected proxy buffering in %d of %d runs: %s (check proxy_buffering / X-Accel-Buffering)", s, b.Suspected, b.N, burstText(b)))
 		}
 		if !red {
 			continue
@@ -269,7 +347,7 @@ func (c *Card) triage() []string {
 func (c *Card) tokens(s string) string {
 	var comp, tps []float64
 	for _, r := range c.runs[s] {
-		if r.Record.Tokens != nil && intended(r.Record) {
+		if r.Record.Tokens != nil && r.Record.Intended() {
 			comp = append(comp, float64(r.Record.Tokens.Completion))
 		}
 		if r.Record.VisibleTPS != nil {
@@ -292,11 +370,24 @@ func (c *Card) spread(s string) string {
 	if g == nil || g.P50 == nil {
 		return "no gaps measured"
 	}
+	pair := fmt.Sprintf("p95 %s vs p50 %s", msText(*g.P95), msText(*g.P50))
+	if b := c.cell("buffering", s); b != nil && b.Over {
+		return pair + ": the gaps collapsed into bursts, and the freezes between them are a few gaps the percentiles hide; not the model: see the buffering row"
+	}
 	ratio := *g.P95 / max(*g.P50, 0.001)
 	if ratio >= 3 {
-		return fmt.Sprintf("p95 %s vs p50 %s (x%.1f): a wide spread is stalls", msText(*g.P95), msText(*g.P50), ratio)
+		return fmt.Sprintf("%s (x%.1f): a wide spread is stalls", pair, ratio)
 	}
-	return fmt.Sprintf("p95 %s vs p50 %s (x%.1f): narrow but high is a slow model or heavy batching", msText(*g.P95), msText(*g.P50), ratio)
+	if st := c.cell("stall_share", s); st != nil && st.Over {
+		return fmt.Sprintf("%s (x%.1f): narrow, yet %s of runs stalled over 250 ms: a few long freezes per run that the percentiles smooth over, not a slow model", pair, ratio, pctText(*st.Share))
+	}
+	if g.Over {
+		return fmt.Sprintf("%s (x%.1f): narrow but high is a slow model or heavy batching", pair, ratio)
+	}
+	if g.Budget == nil {
+		return fmt.Sprintf("%s (x%.1f): narrow, and no gap budget to call it high", pair, ratio)
+	}
+	return fmt.Sprintf("%s (x%.1f): narrow and within budget: the gaps are not what is red", pair, ratio)
 }
 
 func (c *Card) prompt() string {
@@ -329,19 +420,6 @@ func (c *Card) resumeRate(s string) string {
 		msg += fmt.Sprintf("; %d resume drill(s) failed: fix reconnection before tuning anything", failed)
 	}
 	return msg
-}
-
-// buffering names the proxy-buffering pattern: near-zero gaps after a late
-// first chunk, the whole answer released at once.
-func (c *Card) buffering(s string) string {
-	g, t := c.cell("gap", s), c.cell("tfc", s)
-	if g == nil || t == nil || g.P50 == nil || t.P50 == nil {
-		return ""
-	}
-	if *g.P50 < 1 && *t.P50 > 100 {
-		return fmt.Sprintf("suspected proxy buffering: near-zero gaps (p50 %s) after a late first chunk (TFC p50 %s); the answer arrives in one burst (check proxy_buffering / X-Accel-Buffering)", msText(*g.P50), msText(*t.P50))
-	}
-	return ""
 }
 
 // Representative picks the runs a report draws for a class: the p50 run

@@ -90,7 +90,9 @@ func TestCellsAndVerdict(t *testing.T) {
 	for _, ce := range c.RedCells() {
 		red = append(red, ce.Sample+"/"+ce.Row)
 	}
-	if strings.Join(red, " ") != "short/gap cancel/outcomes" {
+	// The worked example's one stall per run: every short run stalled,
+	// over the default 5% stall-share budget.
+	if strings.Join(red, " ") != "short/gap short/stall_share cancel/outcomes" {
 		t.Errorf("red cells %v", red)
 	}
 	g := c.cell("gap", "short")
@@ -133,8 +135,9 @@ func TestJUnit(t *testing.T) {
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, b.String())
 	}
-	// 3 classes x 6 rows + 1 drill; failures: short gap, cancel outcomes, the drill.
-	if doc.Tests != 19 || doc.Failures != 3 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 19 {
+	// 3 classes x 7 rows + 1 drill; failures: short gap, short stall
+	// share, cancel outcomes, the drill.
+	if doc.Tests != 22 || doc.Failures != 4 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 22 {
 		t.Fatalf("tests %d failures %d suites %d", doc.Tests, doc.Failures, len(doc.Suites))
 	}
 	var msgs []string
@@ -143,24 +146,120 @@ func TestJUnit(t *testing.T) {
 			msgs = append(msgs, c.Name+": "+c.Failure.Message)
 		}
 	}
-	want := []string{"short gap: p95 259 ms over the 100 ms budget", "cancel outcomes: 1 of 5 runs did not end as the cancel sample should",
+	want := []string{"short gap: p95 259 ms over the 100 ms budget",
+		"short stalled >250ms: 5 of 5 runs stalled over 250 ms (100%), over the 5% budget", "cancel outcomes: 1 of 5 runs did not end as the cancel sample should",
 		"drill drop: resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"}
 	if strings.Join(msgs, "|") != strings.Join(want, "|") {
 		t.Errorf("failures %q", msgs)
 	}
 }
 
+// withHeaders sets the headers time of a run, as a real run has it.
+func withHeaders(r Run, at float64) Run {
+	r.Record.HeadersMs = &at
+	return r
+}
+
+// One burst after a late first chunk (headers at 5 ms, TFC 900 ms): named
+// as buffering, with one burst, and triage step 2 blames no model.
 func TestBufferingNamed(t *testing.T) {
 	var runs []Run
 	for i := range 3 {
 		chunks := []float64{900, 900.2, 900.3, 900.5, 900.6}
-		runs = append(runs, run("short", i, probe.Success, chunks, ptr(901), 0))
+		runs = append(runs, withHeaders(run("short", i, probe.Success, chunks, ptr(901), 0), 5))
 	}
 	c := Build("api", []string{"short"}, map[string][]Run{"short": runs}, nil, map[string]Budget{"short": {TFC: 600}})
-	if !strings.Contains(strings.Join(c.Triage, "\n"), "suspected proxy buffering") {
+	triage := strings.Join(c.Triage, "\n")
+	if !strings.Contains(triage, "suspected proxy buffering in 3 of 3 runs: 1 burst(s) per run") {
 		t.Errorf("triage %q", c.Triage)
 	}
-	if !strings.Contains(strings.Join(c.Triage, "\n"), "no token counts") {
+	if !strings.Contains(triage, "no token counts") {
 		t.Errorf("triage lacks the token check: %q", c.Triage)
 	}
+	if strings.Contains(triage, "slow model") {
+		t.Errorf("triage blames a slow model for near-zero gaps: %q", c.Triage)
+	}
+	if b := c.cell("buffering", "short"); !b.Over || b.Suspected != 3 {
+		t.Errorf("buffering cell %+v", b)
+	}
+}
+
+// The finding of issue 11: 100 chunks in 4 bursts split by 1.4 s freezes,
+// in every run. Gap p95 is near zero (3 of 99 gaps are freezes), yet the
+// stall share and the buffering row are red, with 4 bursts, and step 2 of
+// the triage points at the bursts, not at a slow model.
+func TestFreezesInEveryRunAreRed(t *testing.T) {
+	var runs []Run
+	for i := range 5 {
+		var chunks []float64
+		for b := range 4 {
+			for k := range 25 {
+				chunks = append(chunks, 300+float64(b)*1400+float64(k)*0.05)
+			}
+		}
+		runs = append(runs, withHeaders(run("long", i, probe.Success, chunks, ptr(chunks[99]+0.1), 0), 2))
+	}
+	c := Build("api", []string{"long"}, map[string][]Run{"long": runs}, nil, map[string]Budget{"long": {TFC: 1500, Gap: 150, Tail: 30000}})
+	if c.Pass {
+		t.Fatal("passed")
+	}
+	if g := c.cell("gap", "long"); g.Over || *g.P95 > 1 {
+		t.Errorf("gap cell %+v: the freezes should hide in the p95", g)
+	}
+	st := c.cell("stall_share", "long")
+	if !st.Over || *st.Share != 1 || !strings.Contains(st.Why, "5 of 5 runs stalled") {
+		t.Errorf("stall share cell %+v", st)
+	}
+	b := c.cell("buffering", "long")
+	if !b.Over || b.Suspected != 5 || *b.BurstsP50 != 4 || *b.FreezeMaxMs < 1398 {
+		t.Errorf("buffering cell %+v", b)
+	}
+	text := c.Text(false, 5)
+	for _, want := range []string{"buffering       5 of 5 runs, 4 bursts FAIL", "100% of 5 runs (<= 5%) OVER", "4 burst(s) per run (p50) split by freezes up to 1399 ms"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "slow model") || !strings.Contains(text, "not the model") {
+		t.Errorf("triage step 2 must not blame a slow model for 0 ms gaps:\n%s", text)
+	}
+}
+
+// The stall-share budget is per class: nil is the default 5%, 1 turns it
+// off, 0 allows no stalled run; the share is over when it exceeds it.
+func TestStallShareBudget(t *testing.T) {
+	stalled := []float64{100, 140, 500, 540}
+	smooth := []float64{100, 140, 180, 220}
+	mk := func(n int) []Run {
+		var runs []Run
+		for i := range 4 {
+			ch := smooth
+			if i < n {
+				ch = stalled
+			}
+			runs = append(runs, run("short", i, probe.Success, ch, nil, 0))
+		}
+		return runs
+	}
+	f := func(stalledRuns int, budget *float64, over bool) {
+		t.Helper()
+		c := Build("api", []string{"short"}, map[string][]Run{"short": mk(stalledRuns)}, nil, map[string]Budget{"short": {StallShare: budget}})
+		ce := c.cell("stall_share", "short")
+		if ce.Over != over || c.Pass == over {
+			t.Errorf("%d of 4 stalled, budget %v: over %v, pass %v (%s)", stalledRuns, deref(budget), ce.Over, c.Pass, ce.Why)
+		}
+	}
+	f(0, nil, false)
+	f(1, nil, true)
+	f(4, ptr(1), false)
+	f(1, ptr(0.25), false)
+	f(2, ptr(0.25), true)
+	f(1, ptr(0), true)
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return "default"
+	}
+	return *p
 }

@@ -46,9 +46,10 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 The acceptance check before a rollout: runs each configured sample N times
 per target (and each configured drill once), and prints a scorecard per
 target: columns short, long, cancel; rows TFC, gap, tail, close, the share
-of runs that stalled over 250 ms, and outcome counts. Each cell shows p50 and
-p95 against the [budget.<sample>] p95 budget. Red cells get the scorecard
-article's triage in its fixed order. Exit 0 when every cell is within budget
+of runs that stalled over 250 ms (red over the class's stall_share, default
+5%), suspected proxy buffering (red in half the runs or more), and outcome
+counts. Each cell shows p50 and p95 against the [budget.<sample>] p95
+budget. Red cells get the scorecard article's triage in its fixed order. Exit 0 when every cell is within budget
 and every drill passes, 1 otherwise, 2 for a config or usage error.
 
 Flags:
@@ -88,7 +89,7 @@ Flags:
 	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
 	budgets := map[string]scorecard.Budget{}
 	for s, b := range cfg.Budgets {
-		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration)}
+		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
 	}
 	var todo []daemon.Job
 	for _, j := range jobs {
@@ -242,13 +243,7 @@ func (p *progress) add(r probe.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
-	bad := r.Verdict.Failed()
-	if r.Sample == "cancel" && r.Drill == probe.DrillNone {
-		bad = bad || r.Outcome != probe.ClientCancelled
-	} else {
-		bad = bad || r.Outcome != probe.Success
-	}
-	if bad {
+	if !r.Passed() {
 		p.ko++
 	}
 	if p.on {

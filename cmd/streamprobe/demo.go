@@ -57,7 +57,7 @@ Flags:
 			fmt.Fprintf(stderr, "streamprobe demo: writing output: %v\n", err)
 			return exitFail
 		}
-		if !passed(res.Record, s) {
+		if !res.Record.Passed() {
 			code = exitFail
 		}
 		if ctx.Err() != nil {
@@ -91,7 +91,7 @@ func demoDrills(ctx context.Context, client *resumeclient.Client, asJSON bool, s
 			return exitFail
 		}
 		// A bug switched on must be named; a correct server must pass.
-		if (dd.Setup == nil) == res.Record.Verdict.Failed() || res.Record.Outcome != probe.Success {
+		if (dd.Setup == nil) == res.Record.Verdict.Failed() || !res.Record.Intended() {
 			code = exitFail
 		}
 		if ctx.Err() != nil {

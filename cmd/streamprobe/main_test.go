@@ -263,6 +263,11 @@ samples = []
 drills = ["drop", "stale"]
 `
 
+// noStallBudget turns the stall-share budget off for every class: the
+// built-in target's short and long streams stall once per run by design.
+const noStallBudget = `stall_share = 1.0
+`
+
 // The built-in target's short stream has a 259 ms stall: within a 300 ms
 // gap budget it passes, within a 100 ms one the short gap cell is red.
 func TestCheckExitCodesAndJSON(t *testing.T) {
@@ -270,17 +275,18 @@ func TestCheckExitCodesAndJSON(t *testing.T) {
 tfc = "600ms"
 gap = "300ms"
 tail = "2s"
-[budget.long]
+`+noStallBudget+`[budget.long]
 tfc = "1500ms"
 gap = "150ms"
-`)
+`+noStallBudget+`[budget.cancel]
+`+noStallBudget)
 	code, stdout, stderr := runCmd(t, "check", "-config", within, "-runs", "3")
 	if code != exitOK || !strings.Contains(stdout, "verdict: PASS") {
 		t.Fatalf("within budget: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	over := writeConfig(t, checkTargets+`[budget.short]
 gap = "100ms"
-`)
+`+noStallBudget+"[budget.long]\n"+noStallBudget+"[budget.cancel]\n"+noStallBudget)
 	dir := t.TempDir()
 	code, stdout, stderr = runCmd(t, "check", "-config", over, "-runs", "3", "-json", "-junit", dir+"/junit.xml", "-html", dir+"/report.html")
 	if code != exitFail {
@@ -404,7 +410,7 @@ func TestCheckEveryDialect(t *testing.T) {
 		}
 		fmt.Fprintf(&cfg, "[[target]]\nname = %q\nbuiltin = true\ndialect = %q\nsamples = %s\ndrills = %s\n", "t-"+d, d, samples, drills)
 	}
-	cfg.WriteString("[budget.short]\ntfc = \"600ms\"\ngap = \"300ms\"\n")
+	cfg.WriteString("[budget.short]\ntfc = \"600ms\"\ngap = \"300ms\"\n" + noStallBudget)
 	code, stdout, stderr := runCmd(t, "check", "-config", writeConfig(t, cfg.String()), "-runs", "2")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -488,5 +494,41 @@ stale_headers = ["X-History: lost"]
 	code, stdout, stderr := runCmd(t, "check", "-config", cfg, "-runs", "1", "-json")
 	if !strings.Contains(stdout, `"verdict":"stale_ok"`) {
 		t.Errorf("check: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// The finding of issue 11, against a real server: a buffering proxy
+// releases 100 chunks in 4 bursts, the first 300 ms after the headers and
+// the others 1.4 s apart, in every run. The gap p95 is near zero, yet
+// check exits 1 with the stall share and the buffering row red and 4
+// bursts named; once names the buffering too.
+func TestCheckRedOnFreezesInEveryRun(t *testing.T) {
+	t.Parallel()
+	srv := ssetest.NewServer(ssetest.Bursts(100, ssetest.Ms(300, 1700, 3100, 4500)...))
+	t.Cleanup(srv.Close)
+	cfg := writeConfig(t, fmt.Sprintf("[[target]]\nname = \"proxied\"\nurl = %q\nsamples = [\"long\"]\n[budget.long]\ntfc = \"1500ms\"\ngap = \"150ms\"\ntail = \"30s\"\n", srv.URL))
+	code, stdout, stderr := runCmd(t, "check", "-config", cfg, "-runs", "3", "-concurrency", "3")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"gap             0.0 / 0.",
+		"stalled >250ms  100% of 3 runs (<= 5%) OVER",
+		"buffering       3 of 3 runs, 4 bursts FAIL",
+		"long buffering: suspected proxy buffering in 3 of 3 runs: 4 burst(s) per run (p50) split by freezes up to 1",
+		"long, 2. gap p95 vs p50: p95 0.",
+		"not the model: see the buffering row",
+		"verdict: FAIL (2 red cell(s), 0 failing drill(s))",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("check output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "slow model") {
+		t.Errorf("triage blames a slow model for near-zero gaps:\n%s", stdout)
+	}
+	code, stdout, stderr = runCmd(t, "once", "-url", srv.URL, "-sample", "long")
+	if code != exitOK || !strings.Contains(stdout, "suspected proxy buffering: 4 burst(s) split by 3 freeze(s) up to 1") {
+		t.Errorf("once: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -252,20 +252,8 @@ Flags:
 		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)
 		return exitFail
 	}
-	if passed(res.Record, s) {
+	if res.Record.Passed() {
 		return exitOK
 	}
 	return exitFail
-}
-
-// passed reports whether a record is the outcome its sample asks for and
-// its resume drill, if any, found no bug.
-func passed(r probe.Record, s probe.Sample) bool {
-	if r.Verdict.Failed() {
-		return false
-	}
-	if s.Cancel {
-		return r.Outcome == probe.ClientCancelled && r.Chunks > 0
-	}
-	return r.Outcome == probe.Success
 }

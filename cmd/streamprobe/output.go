@@ -44,6 +44,9 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 	row("tail", r.TailMs)
 	row("close", r.CloseMs)
 	fmt.Fprintf(&b, "  %-16s %d\n", "stalls > 250 ms", r.Stalls)
+	if bf, ok := r.Buffering(); ok {
+		fmt.Fprintf(&b, "  %-16s suspected proxy buffering: %s (check proxy_buffering / X-Accel-Buffering)\n", "buffering", bf)
+	}
 	if r.Tokens != nil {
 		tps := ""
 		if r.VisibleTPS != nil {

@@ -1,0 +1,67 @@
+package probe
+
+import (
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+// A buffering proxy's stream over loopback: 100 chunks in 4 bursts, 1.4 s
+// apart, the first 300 ms after the headers. The gap percentiles are near
+// zero, and Buffering names the 4 bursts and 3 freezes.
+func TestBufferingFromBursts(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, ssetest.NewUnstarted(ssetest.Bursts(100, ssetest.Ms(300, 1700, 3100, 4500)...)))
+	rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 20*time.Second).Record
+	if rec.Outcome != Success || rec.Chunks != 100 {
+		t.Fatalf("outcome %s, %d chunks: %s", rec.Outcome, rec.Chunks, rec.Error)
+	}
+	if *rec.Gaps.P95Ms >= NearZeroGapMs {
+		t.Errorf("gap p95 %v ms: the freezes should hide in the percentiles (3 of 99 gaps)", *rec.Gaps.P95Ms)
+	}
+	b, ok := rec.Buffering()
+	if !ok || b.Bursts != 4 || b.Freezes != 3 || b.Gaps != 99 {
+		t.Fatalf("buffering %+v, suspected %v; want 4 bursts, 3 freezes", b, ok)
+	}
+	// The server's real flush times bound the freezes: each is one burst
+	// to the next, never shorter than the schedule's 1.4 s minus timer slop.
+	sent := closedConn(t, srv, 0).Sent
+	longest := 0.0
+	for i := 1; i < len(sent); i++ {
+		longest = max(longest, float64(sent[i].Done.Sub(sent[i-1].Done))/1e6)
+	}
+	if b.LongestFreezeMs < 1000 || b.LongestFreezeMs > longest+float64(tolerance)/1e6 {
+		t.Errorf("longest freeze %v ms, the server's longest pause %v ms", b.LongestFreezeMs, longest)
+	}
+	if b.HeadersToFirstChunkMs == nil || *b.HeadersToFirstChunkMs < StallThresholdMs {
+		t.Errorf("headers to first chunk %v", deref(b.HeadersToFirstChunkMs))
+	}
+}
+
+func TestBufferingRule(t *testing.T) {
+	rec := func(headers, tfc float64, gaps ...float64) Record {
+		return Record{HeadersMs: &headers, TFCMs: &tfc, Gaps: Gaps{Count: len(gaps), Values: gaps}}
+	}
+	for _, tc := range []struct {
+		name   string
+		r      Record
+		want   bool
+		bursts int
+	}{
+		{"worked example: real gaps, one stall", rec(5, 412, 40, 45, 44, 47, 46, 57, 259, 48, 46), false, 2},
+		{"one burst after a late first chunk", rec(5, 900, 0.1, 0.1, 0.2, 0.1), true, 1},
+		{"one burst, first chunk right after the headers", rec(5, 40, 0.1, 0.1, 0.2, 0.1), false, 1},
+		{"two bursts split by a freeze", rec(5, 40, 0.1, 0.1, 600, 0.1, 0.1), true, 2},
+		{"near-zero gaps are a minority", rec(5, 900, 0.1, 30, 30, 30, 600), false, 2},
+		{"too few gaps to tell", rec(5, 900, 0.1, 0.1), false, 1},
+		{"no gap values (a record read back from JSON)", Record{Gaps: Gaps{Count: 9}}, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, ok := tc.r.Buffering()
+			if ok != tc.want || b.Bursts != tc.bursts {
+				t.Errorf("suspected %v with %d bursts, want %v with %d (%s)", ok, b.Bursts, tc.want, tc.bursts, b)
+			}
+		})
+	}
+}
