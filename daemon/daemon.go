@@ -217,16 +217,18 @@ func (d *Daemon) schedule(s gocron.Scheduler, sem chan struct{}, j Job) error {
 		// together drift apart.
 		def = gocron.DurationRandomJob(every.Every, every.Every+jitter)
 	}
-	start := time.Now()
-	if jitter > 0 {
-		start = start.Add(rand.N(jitter))
-	}
 	opts := []gocron.JobOption{
 		gocron.WithName(j.Name),
 		gocron.WithSingletonMode(gocron.LimitModeReschedule),
 	}
-	if every.Cron == "" {
-		opts = append(opts, gocron.WithStartAt(gocron.WithStartDateTime(start.Add(time.Millisecond))))
+	switch {
+	case every.Cron != "":
+	case jitter > 0:
+		// A start that has passed by the time the scheduler starts (a
+		// slow host) is not an error: the first run is an interval later.
+		opts = append(opts, gocron.WithStartAt(gocron.WithStartDateTimePast(time.Now().Add(rand.N(jitter)))))
+	default:
+		opts = append(opts, gocron.WithStartAt(gocron.WithStartImmediately()))
 	}
 	_, err := s.NewJob(def, gocron.NewTask(func() { d.runJob(sem, j, every.Cron != "", jitter) }), opts...)
 	return err
