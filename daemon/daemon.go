@@ -372,8 +372,7 @@ func (d *Daemon) runJob(j Job, delay func() time.Duration) {
 	}
 	res := j.Run(ctx, d.Client)
 	d.record(res.Record, ctx.Err() != nil)
-	if ra := res.Record.RetryAfterMs; ra != nil && (res.Record.HTTPStatus == http.StatusTooManyRequests || res.Record.HTTPStatus == http.StatusServiceUnavailable) {
-		wait := min(time.Duration(*ra)*time.Millisecond, time.Hour)
+	if wait := probe.RetryAfterWait(res.Record.RetryAfterMs); wait > 0 && (res.Record.HTTPStatus == http.StatusTooManyRequests || res.Record.HTTPStatus == http.StatusServiceUnavailable) {
 		d.mu.Lock()
 		if d.backoff == nil {
 			d.backoff = map[string]time.Time{}

@@ -65,13 +65,13 @@ type anthropicUsage struct {
 	OutputTokens int `json:"output_tokens"`
 }
 
-func (anthropicMessages) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
+func (anthropicMessages) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
 		return Chunk{Kind: Meta}, nil
 	}
 	var e anthropicEvent
 	if err := json.Unmarshal(ev.Data, &e); err != nil {
-		return Chunk{}, fmt.Errorf("anthropic-messages: event is not valid JSON (%d bytes): %w", len(ev.Data), err)
+		return Chunk{}, jsonError("anthropic-messages", "event", ev.Data, err)
 	}
 	typ := e.Type
 	if typ == "" {
@@ -103,7 +103,7 @@ func (anthropicMessages) Decode(_ Target, ev *resumeclient.Event) (Chunk, error)
 	case "error":
 		c.Kind, c.Message = Failed, "error event"
 		if e.Error != nil {
-			c.Message = boundMessage(e.Error.Message)
+			c.Message = boundMessage(t, e.Error.Message)
 		}
 	}
 	return c, nil

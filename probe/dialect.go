@@ -37,8 +37,8 @@ type Chunk struct {
 	Kind ChunkKind
 	// Usage, when not nil, carries token counts found in the event.
 	Usage *Tokens
-	// Message is the provider's error message for Failed (bounded, no
-	// content).
+	// Message is the provider's error message for Failed: scrubbed of the
+	// target's secrets, then bounded to MaxMessage bytes of printable text.
 	Message string
 	// Cursor is the resume position the event carries in its body (the
 	// Responses API's sequence_number), for dialects that resume by one.

@@ -1,43 +1,75 @@
 package probe
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
-// FuzzDecodeOpenAIChat: the decoder never panics, classifies every event,
-// and its errors are one bounded line that never repeats the event.
-func FuzzDecodeOpenAIChat(f *testing.F) {
-	for _, s := range []string{
-		`{"choices":[{"delta":{"content":"hi"}}]}`, `{"choices":[{"delta":{"role":"assistant","content":""}}]}`,
-		`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}`, `{"error":{"message":"overloaded"}}`,
-		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"a\""}}]}}]}`, `[DONE]`, `{"choices":[{"delta":null}]}`, `not json`,
-	} {
+// fuzzKey is the target's key in the fuzz targets: no message may show it.
+const fuzzKey = "sk-fuzz-0123456789abcdef"
+
+// fuzzDecode checks dialect on any event: it never panics, classifies the
+// event, and its error is one short line that names a field, never a Go
+// type, and never repeats the event; a provider message is bounded,
+// printable and free of the key.
+func fuzzDecode(f *testing.F, dialect string, seeds ...string) {
+	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	d := Dialects["openai-chat"]
+	d := Dialects[dialect]
+	tg := Target{Header: http.Header{"Authorization": {"Bearer " + fuzzKey}}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Data: data}
-		c, err := d.Decode(Target{}, ev)
+		c, err := d.Decode(tg, ev)
 		if err != nil {
 			msg := err.Error()
-			if len(msg) > 300 || strings.ContainsAny(msg, "\n") {
+			if len(msg) > 200 || strings.ContainsAny(msg, "\n\r\x1b") || !strings.HasPrefix(msg, dialect+": ") {
 				t.Fatalf("error %q", msg)
+			}
+			if strings.Contains(msg, "Go struct") || strings.Contains(msg, "of type") || strings.Contains(msg, "json:") {
+				t.Fatalf("the error names a Go type: %q", msg)
 			}
 			if len(data) > 40 && strings.Contains(msg, string(data)) {
 				t.Fatalf("the error repeats the event: %q", msg)
 			}
 			return
 		}
-		if c.Kind > Failed {
+		if c.Kind > Liveness {
 			t.Fatalf("kind %d", c.Kind)
 		}
-		if len(c.Message) > 203 {
-			t.Fatalf("message %d bytes", len(c.Message))
+		if len(c.Message) > MaxMessage || !utf8.ValidString(c.Message) || strings.ContainsAny(c.Message, "\n\r\x1b") {
+			t.Fatalf("message %q", c.Message)
+		}
+		if strings.Contains(c.Message, fuzzKey) {
+			t.Fatalf("message %q shows the key", c.Message)
 		}
 	})
+}
+
+func FuzzDecodeOpenAIChat(f *testing.F) {
+	fuzzDecode(f, "openai-chat",
+		`{"choices":[{"delta":{"content":"hi"}}]}`, `{"choices":[{"delta":{"role":"assistant","content":""}}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}`, `{"error":{"message":"overloaded"}}`,
+		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"a\""}}]}}]}`, `[DONE]`, `{"choices":[{"delta":null}]}`, `not json`,
+		`{"error":{"message":"bad key sk-fuzz-0123456789abcdef"}}`, `{"choices":[{"delta":{"content":1}}]}`)
+}
+
+func FuzzDecodeAnthropic(f *testing.F) {
+	fuzzDecode(f, "anthropic-messages",
+		`{"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}`, `{"type":"ping"}`,
+		`{"type":"message_start","message":{"usage":{"input_tokens":3,"output_tokens":1}}}`, `{"type":"message_stop"}`,
+		`{"type":"error","error":{"message":"overloaded sk-fuzz-0123456789abcdef"}}`, `{"type":"message_delta","usage":{"output_tokens":"x"}}`)
+}
+
+func FuzzDecodeResponses(f *testing.F) {
+	fuzzDecode(f, "openai-responses",
+		`{"type":"response.output_text.delta","sequence_number":3,"delta":"hi"}`, `{"type":"response.completed","response":{"id":"r","usage":{"input_tokens":1,"output_tokens":2}}}`,
+		`{"type":"response.failed","response":{"error":{"message":"sk-fuzz-0123456789abcdef"}}}`, `{"type":"error","message":"x"}`,
+		`{"type":"response.created","sequence_number":"7"}`)
 }
 
 // FuzzDecodeSSE: the generic dialect never panics and marks the end only on

@@ -70,7 +70,7 @@ type chatChunk struct {
 
 var doneMarker = []byte("[DONE]")
 
-func (openAIChat) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
+func (openAIChat) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if bytes.Equal(ev.Data, doneMarker) {
 		return Chunk{Kind: End}, nil
 	}
@@ -79,14 +79,14 @@ func (openAIChat) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
 	}
 	var c chatChunk
 	if err := json.Unmarshal(ev.Data, &c); err != nil {
-		return Chunk{}, fmt.Errorf("openai-chat: chunk is not valid JSON (%d bytes): %w", len(ev.Data), err)
+		return Chunk{}, jsonError("openai-chat", "chunk", ev.Data, err)
 	}
 	out := Chunk{Kind: Meta}
 	if c.Usage != nil {
 		out.Usage = &Tokens{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens}
 	}
 	if c.Error != nil {
-		out.Kind, out.Message = Failed, boundMessage(c.Error.Message)
+		out.Kind, out.Message = Failed, boundMessage(t, c.Error.Message)
 		return out, nil
 	}
 	for _, ch := range c.Choices {
@@ -108,12 +108,3 @@ func (openAIChat) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
 }
 
 func (openAIChat) EOFIsEnd(Target) bool { return false }
-
-// boundMessage keeps a provider's error message short and on one line.
-func boundMessage(m string) string {
-	m = string(bytes.Join(bytes.Fields([]byte(m)), []byte(" ")))
-	if len(m) > 200 {
-		m = m[:200] + "..."
-	}
-	return m
-}

@@ -60,13 +60,13 @@ type responsesState struct {
 	} `json:"error"`
 }
 
-func (openAIResponses) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
+func (openAIResponses) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
 		return Chunk{Kind: Meta}, nil
 	}
 	var e responsesEvent
 	if err := json.Unmarshal(ev.Data, &e); err != nil {
-		return Chunk{}, fmt.Errorf("openai-responses: event is not valid JSON (%d bytes): %w", len(ev.Data), err)
+		return Chunk{}, jsonError("openai-responses", "event", ev.Data, err)
 	}
 	typ := e.Type
 	if typ == "" {
@@ -97,10 +97,10 @@ func (openAIResponses) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
 	case typ == "response.failed", typ == "response.incomplete":
 		c.Kind, c.Message = Failed, typ
 		if e.Response != nil && e.Response.Error != nil {
-			c.Message = boundMessage(e.Response.Error.Message)
+			c.Message = boundMessage(t, e.Response.Error.Message)
 		}
 	case typ == "error":
-		c.Kind, c.Message = Failed, boundMessage(e.Message)
+		c.Kind, c.Message = Failed, boundMessage(t, e.Message)
 	}
 	return c, nil
 }

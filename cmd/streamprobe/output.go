@@ -5,15 +5,19 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/streamprobe/streamprobe/probe"
 )
 
-// printRecord writes r as one JSON line, or as a summary for people.
+// printRecord writes r as one JSON line, or as a summary for people. In the
+// summary every text, much of which the server sent (ids, errors, details),
+// has its control characters escaped: a server cannot drive the terminal.
 func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(r)
 	}
+	r = shownRecord(r)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  sample=%s (%s)  dialect=%s  drill=%s\n", r.Target, r.Sample, r.SampleVersion, r.Dialect, r.Drill)
 	status := ""
@@ -76,6 +80,37 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shownRecord returns r with every free text made safe for a terminal.
+func shownRecord(r probe.Record) probe.Record {
+	for _, p := range []*string{&r.Target, &r.Sample, &r.SampleVersion, &r.Dialect, &r.Drill, &r.Error, &r.RequestID,
+		&r.LastEventID, &r.LastEventIDSent, &r.StaleAnswer, &r.ResumeDetail} {
+		*p = shown(*p)
+	}
+	return r
+}
+
+// shown escapes what a terminal would act on: C0 and C1 control characters
+// (ESC, CR, BEL...), DEL, bidi controls and invalid UTF-8 are written as
+// \x1b or \u202e, so they can be seen but do nothing.
+func shown(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < ' ', r >= 0x7f && r <= 0x9f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c, r == 0x2028, r == 0x2029:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 func msText(v *float64) string {

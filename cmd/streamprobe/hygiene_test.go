@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+// keyPiece returns the longest start of key, 8 bytes or more, that s
+// shows, or "".
+func keyPiece(s, key string) string {
+	for n := len(key); n >= 8; n-- {
+		if strings.Contains(s, key[:n]) {
+			return key[:n]
+		}
+	}
+	return ""
+}
+
+// A server that echoes the API key in its in-stream error, in each
+// dialect and around the cut of the message: neither once's text nor its
+// JSON shows any piece of the key.
+func TestOnceNeverShowsAnEchoedKey(t *testing.T) {
+	const key = "sk-once-echo-0123456789abcdefghijklmnopq"
+	t.Setenv("STREAMPROBE_TEST_KEY", key)
+	for _, echo := range ssetest.EchoKeyDialects {
+		srv := ssetest.NewUnstarted(nil)
+		srv.ScheduleFor = ssetest.EchoKey(echo)
+		srv.Start()
+		t.Cleanup(srv.Close)
+		dialect := strings.TrimSuffix(echo, "-failed")
+		keyFlag := []string{"-bearer-env", "STREAMPROBE_TEST_KEY"}
+		if dialect == "anthropic-messages" {
+			keyFlag = []string{"-header-env", "X-Api-Key: STREAMPROBE_TEST_KEY"}
+		}
+		for pad := probe.MaxMessage - len(key) - 4; pad <= probe.MaxMessage; pad += 2 {
+			for _, asJSON := range []bool{false, true} {
+				args := append([]string{"once", "-url", fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad), "-dialect", dialect}, keyFlag...)
+				if asJSON {
+					args = append(args, "-json")
+				}
+				code, stdout, stderr := runCmd(t, args...)
+				if code != exitFail || !strings.Contains(stdout, "error event in the stream") {
+					t.Fatalf("%s pad %d: exit %d, the server did not answer as planned:\n%s%s", echo, pad, code, stdout, stderr)
+				}
+				if p := keyPiece(stdout+stderr, key); p != "" {
+					t.Fatalf("%s pad %d json %v: the output shows %q:\n%s", echo, pad, asJSON, p, stdout)
+				}
+			}
+		}
+	}
+}
+
+// Ids, error messages and resume details that carry terminal escapes are
+// printed escaped: the text output holds no control character.
+func TestOnceTextEscapesControlCharacters(t *testing.T) {
+	const esc = "\x1b[31m"
+	steps := probe.DemoDrillSchedule()
+	for i := range steps {
+		if steps[i].ID != "" {
+			steps[i].ID = esc + steps[i].ID + "\x07\u009b\u202e"
+		}
+	}
+	bad := ssetest.NewUnstarted(steps)
+	bad.Bug = ssetest.Inclusive
+	bad.Start()
+	defer bad.Close()
+	errSrv := ssetest.NewServer([]ssetest.Step{{Data: `{"error":{"message":"` + `\u001b[31mred\u001b[0m\r overloaded"}}`}})
+	defer errSrv.Close()
+
+	for _, args := range [][]string{
+		{"once", "-url", bad.URL, "-drill", "drop", "-ids", "opaque"},
+		{"once", "-url", bad.URL, "-end-data", ""},
+		{"once", "-url", errSrv.URL, "-dialect", "openai-chat"},
+	} {
+		_, stdout, _ := runCmd(t, args...)
+		if strings.ContainsAny(stdout, "\x1b\r\x07\u009b\u202e") {
+			t.Errorf("%v: the output holds control characters:\n%q", args, stdout)
+		}
+		if !strings.Contains(stdout, "outcome") {
+			t.Errorf("%v: no record printed:\n%s", args, stdout)
+		}
+	}
+	_, stdout, _ := runCmd(t, "once", "-url", bad.URL, "-drill", "drop", "-ids", "opaque")
+	if !strings.Contains(stdout, `\x1b[31m`) || !strings.Contains(stdout, `\u202e`) {
+		t.Errorf("the ids are not shown escaped:\n%s", stdout)
+	}
+}

@@ -1,0 +1,65 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+)
+
+const echoedKey = "sk-echoed-0123456789abcdefghijklmnopqrst"
+
+// keyPiece returns the longest start of key, 8 bytes or more, that s
+// shows, or "".
+func keyPiece(s, key string) string {
+	for n := len(key); n >= 8; n-- {
+		if strings.Contains(s, key[:n]) {
+			return key[:n]
+		}
+	}
+	return ""
+}
+
+// echoTarget is a target of the dialect the echo server plays, with the key
+// where that dialect sends it.
+func echoTarget(echo, url string) Target {
+	dialect := strings.TrimSuffix(echo, "-failed")
+	h := http.Header{}
+	if dialect == "anthropic-messages" {
+		h.Set("X-Api-Key", echoedKey)
+	} else {
+		h.Set("Authorization", "Bearer "+echoedKey)
+	}
+	return Target{Name: "echo", URL: url, Dialect: dialect, Header: h}
+}
+
+// A provider's error message inside the stream that quotes the API key, at
+// every offset around the cut of the message, leaves no piece of the key
+// in the record: the key is redacted before the message is bounded.
+func TestInStreamErrorNeverShowsTheKey(t *testing.T) {
+	t.Parallel()
+	for _, echo := range ssetest.EchoKeyDialects {
+		t.Run(echo, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, &ssetest.Server{ScheduleFor: ssetest.EchoKey(echo)})
+			for pad := MaxMessage - len(echoedKey) - 8; pad <= MaxMessage+2; pad++ {
+				tg := echoTarget(echo, fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad))
+				rec := runProbe(t, tg, "short", 5*time.Second).Record
+				if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "error event in the stream") {
+					t.Fatalf("pad %d: outcome %s, error %q: the server did not answer as planned", pad, rec.Outcome, rec.Error)
+				}
+				b, _ := json.Marshal(rec)
+				if p := keyPiece(string(b), echoedKey); p != "" {
+					t.Fatalf("pad %d: the record shows %q: %s", pad, p, b)
+				}
+				if pad < MaxMessage-len(echoedKey)-len(" is") && !strings.Contains(rec.Error, "[redacted]") {
+					t.Fatalf("pad %d: no [redacted] in %q", pad, rec.Error)
+				}
+			}
+		})
+	}
+}
