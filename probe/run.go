@@ -297,17 +297,19 @@ func insecure(c *resumeclient.Client) *resumeclient.Client {
 	return &out
 }
 
-// retryAfter reads a Retry-After header (seconds, or an HTTP date) as ms.
+// retryAfter reads a Retry-After header (seconds, or an HTTP date) as ms,
+// capped at MaxRetryAfter.
 func retryAfter(h http.Header, now time.Time) *float64 {
 	v := h.Get("Retry-After")
 	if v == "" {
 		return nil
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
-		return ptr(float64(n) * 1000)
+	limit := float64(MaxRetryAfter.Milliseconds())
+	if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
+		return ptr(math.Min(float64(n)*1000, limit))
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return ptr(math.Max(0, float64(t.Sub(now).Milliseconds())))
+		return ptr(math.Min(math.Max(0, float64(t.Sub(now).Milliseconds())), limit))
 	}
 	return nil
 }

@@ -20,7 +20,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/streamprobe/streamprobe/internal/version"
 )
@@ -200,7 +199,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		kind = ErrNotEventStream
 	}
 	if kind != nil {
-		snippet := errorSnippet(resp.Body, headerSecrets(r.Header))
+		snippet := errorSnippet(resp.Body, Secrets(r.Header))
 		resp.Body.Close()
 		cancel()
 		return nil, info, &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind}
@@ -236,49 +235,19 @@ func sameHostRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// headerSecrets lists the request's header values (and bearer tokens)
-// long enough to be secrets, so an error body that echoes one can be
-// scrubbed.
-func headerSecrets(h http.Header) []string {
-	var out []string
-	for k, vs := range h {
-		if k == "Accept" || k == "Cache-Control" || k == "Content-Type" || k == "X-Request-Id" {
-			continue
-		}
-		for _, v := range vs {
-			if len(v) >= 8 {
-				out = append(out, v)
-			}
-			if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 8 {
-				out = append(out, tok)
-			}
-		}
-	}
-	return out
-}
-
-// errorSnippet reads the first bytes of an error body, for the message
-// only, with every secret of the request scrubbed from it.
+// errorSnippet reads the start of an error body, for the message only:
+// more than it shows, so that a secret of the request straddling the cut
+// is redacted whole before the text is bounded (Scrub).
 func errorSnippet(body io.ReadCloser, secrets []string) string {
-	b := make([]byte, 128)
+	b := make([]byte, 1024)
 	t := time.AfterFunc(snippetWait, func() { body.Close() })
 	n, _ := io.ReadFull(body, b)
 	t.Stop()
-	b = bytes.TrimSpace(b[:n])
-	if len(b) == 0 {
-		return ""
-	}
-	str := strings.ToValidUTF8(string(b), "\uFFFD")
-	for _, sec := range secrets {
-		str = strings.ReplaceAll(str, sec, "[redacted]")
-	}
-	return strings.Map(func(r rune) rune {
-		if r < ' ' || r == utf8.RuneError {
-			return ' '
-		}
-		return r
-	}, str)
+	return Scrub(string(b[:n]), secrets, snippetLen)
 }
+
+// snippetLen bounds the body snippet of an error message.
+const snippetLen = 128
 
 // DropAtByte makes the stream cut its own connection once n bytes of the
 // body have been read, even in the middle of an event, as a network drop

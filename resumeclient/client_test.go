@@ -133,3 +133,34 @@ func TestRequestHeadersAndBodyResent(t *testing.T) {
 		t.Errorf("Last-Event-ID %q", got[1].Header.Get("Last-Event-ID"))
 	}
 }
+
+// An error body that echoes the request's key, at every offset around the
+// 128-byte cut of the message: no piece of the key of 4 bytes or more is
+// ever shown.
+func TestErrorBodyEchoingTheKeyAtTheCut(t *testing.T) {
+	const key = "sk-test-0123456789abcdefghijklmnop"
+	var pad int
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, strings.Repeat("x", pad)+"invalid key "+r.Header.Get("Authorization")+" given")
+	}))
+	defer ts.Close()
+	c := newTestClient(t)
+	for pad = 60; pad <= 140; pad++ {
+		_, err := c.Open(context.Background(), Request{URL: ts.URL, Header: http.Header{"Authorization": {"Bearer " + key}}})
+		if err == nil {
+			t.Fatal("no error")
+		}
+		msg := err.Error()
+		for n := 4; n <= len(key); n++ {
+			for i := 0; i+n <= len(key); i++ {
+				if piece := key[i : i+n]; len(piece) >= 8 && strings.Contains(msg, piece) {
+					t.Fatalf("pad %d: message shows %q of the key: %s", pad, piece, msg)
+				}
+			}
+		}
+		if !strings.Contains(msg, "401") {
+			t.Errorf("pad %d: %s", pad, msg)
+		}
+	}
+}
