@@ -170,7 +170,7 @@ func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
-		return nil, c.decodeError(err)
+		return nil, c.decodeError(err, b)
 	}
 	c.setDefaults()
 	if err := c.validate(getenv); err != nil {
@@ -182,7 +182,7 @@ func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
 // File is the path the config was loaded from.
 func (c *Config) File() string { return c.file }
 
-func (c *Config) decodeError(err error) error {
+func (c *Config) decodeError(err error, b []byte) error {
 	var se *toml.StrictMissingError
 	if errors.As(err, &se) && len(se.Errors) > 0 {
 		e := se.Errors[0]
@@ -197,6 +197,9 @@ func (c *Config) decodeError(err error) error {
 		return &Error{File: c.file, Line: line, Key: c.index.keyAt(line, de.Key()), Msg: msg}
 	}
 	// A value of the wrong TOML type for a checked type (every = 5).
+	if te := c.typeError(b); te != nil {
+		return te
+	}
 	return &Error{File: c.file, Msg: strings.TrimPrefix(err.Error(), "toml: ") + " (check the types of the values)"}
 }
 
@@ -308,7 +311,7 @@ func (c *Config) validate(getenv func(string) string) error {
 			return c.errAt("budget."+s+".stall_share", "%g: want a share from 0 to 1 (0.05 is 5%% of runs)", *v)
 		}
 	}
-	return nil
+	return c.validateHost()
 }
 
 func (c *Config) validatePush(getenv func(string) string) error {

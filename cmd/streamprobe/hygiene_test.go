@@ -89,3 +89,23 @@ func TestOnceTextEscapesControlCharacters(t *testing.T) {
 		t.Errorf("the ids are not shown escaped:\n%s", stdout)
 	}
 }
+
+// Every config that run refuses, validate refuses first, with the same
+// one-line message naming file:line:key, and both exit 2.
+func TestValidateRefusesWhatRunRefuses(t *testing.T) {
+	for _, name := range []string{"bad-listen.toml", "bad-results-log-dir.toml", "bad-every-overflow.toml", "bad-number-duration.toml", "bad-number-schedule.toml"} {
+		t.Run(name, func(t *testing.T) {
+			path := "../../config/testdata/" + name
+			vcode, _, verr := runCmd(t, "validate", "-config", path)
+			rcode, _, rerr := runCmd(t, "run", "-config", path)
+			vmsg, _ := strings.CutPrefix(strings.TrimSpace(verr), "streamprobe validate: ")
+			rmsg, _ := strings.CutPrefix(strings.TrimSpace(rerr), "streamprobe run: ")
+			if vcode != exitUsage || rcode != exitUsage {
+				t.Errorf("validate exit %d, run exit %d, want 2 and 2:\n%s\n%s", vcode, rcode, verr, rerr)
+			}
+			if vmsg != rmsg || !strings.HasPrefix(vmsg, path+":") || strings.Contains(vmsg, "\n") {
+				t.Errorf("validate said %q, run said %q", vmsg, rmsg)
+			}
+		})
+	}
+}

@@ -83,6 +83,9 @@ Flags:
 		return code
 	}
 	cfg, err := config.Load(*path, os.Getenv)
+	if err == nil {
+		_, err = daemon.Check(cfg, os.Getenv) // what validate checks, no less
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "streamprobe run: %v\n", err)
 		return exitUsage
@@ -129,9 +132,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	path := configFlag(fs)
 	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe validate [-config FILE]
 
-Checks a config file: syntax, unknown keys, types, values, and that every
-secret it names is set. Prints the first problem with its file, line and
-key, and exits 2; exits 0 when the file is good.
+Checks a config file: syntax, unknown keys, types, values, that every
+secret it names is set, and every check run makes before it starts (the
+listen address parses, the results log can be appended to, each schedule
+with its jitter is a valid duration): a file validate accepts, run starts.
+Prints the first problem with its file, line and key, and exits 2; exits 0
+when the file is good.
 
 Flags:
 `); !ok {
@@ -142,7 +148,7 @@ Flags:
 		fmt.Fprintf(stderr, "streamprobe validate: %v\n", err)
 		return exitUsage
 	}
-	jobs, err := daemon.Jobs(cfg, "http://127.0.0.1:0", os.Getenv)
+	jobs, err := daemon.Check(cfg, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "streamprobe validate: %v\n", err)
 		return exitUsage
