@@ -26,7 +26,7 @@ func Check(cfg *config.Config, getenv func(string) string) ([]Job, error) {
 	defer s.Shutdown()
 	d := &Daemon{}
 	for _, j := range jobs {
-		if err := d.schedule(s, nil, j); err != nil {
+		if err := d.schedule(s, j); err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.Name, err)
 		}
 	}

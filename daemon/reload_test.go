@@ -373,11 +373,19 @@ func TestReloadAllOrNothing(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the first push", 20*time.Second, func() bool { return pushA.count() > 0 })
+	// The results log's directory exists when the file is loaded (so the
+	// load's own check passes) and is gone when the reload applies it.
+	gone := filepath.Join(t.TempDir(), "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for i, bad := range []string{
-		conf("r2", addrA, filepath.Join(t.TempDir(), "missing", "results.jsonl"), pushB.URL, "new"),
+		conf("r2", addrA, filepath.Join(gone, "results.jsonl"), pushB.URL, "new"),
 		conf("r2", taken.Addr().String(), results, pushB.URL, "new"),
 	} {
-		reload <- reloadConf(t, bad)
+		nc := reloadConf(t, bad)
+		os.RemoveAll(gone)
+		reload <- nc
 		waitFor(t, "the refused reload in the log", 20*time.Second, func() bool {
 			return strings.Count(logs.String(), "reload failed; the old config keeps running") == i+1
 		})

@@ -105,6 +105,9 @@ Flags:
 				return
 			case <-hup:
 				nc, err := config.Load(*path, os.Getenv)
+				if err == nil {
+					_, err = daemon.Check(nc, os.Getenv)
+				}
 				if err != nil {
 					log.Error("reload: the new config is invalid; the old one keeps running", "err", err)
 					d.Metrics.Reloaded(false, time.Now())
