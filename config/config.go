@@ -102,6 +102,11 @@ type Target struct {
 	// InsecureSkipVerify turns TLS verification off for this target
 	// (logged loudly at every start).
 	InsecureSkipVerify bool `toml:"insecure_skip_verify"`
+	// MaxChunks bounds the content chunks of one run (default 100000).
+	MaxChunks int `toml:"max_chunks"`
+	// KeepAlive lets runs reuse a connection; by default every run opens
+	// a fresh one and pays DNS, TCP and TLS.
+	KeepAlive bool `toml:"keep_alive"`
 	// Drill settings, the same as once's flags.
 	DropAfter    int      `toml:"drop_after"`
 	DropAt       Duration `toml:"drop_at"`
@@ -401,6 +406,9 @@ func (c *Config) validateTarget(i int, getenv func(string) string) error {
 	}
 	if t.DropAt.Duration > 0 && t.DropAt.Duration >= t.MaxStream.Duration {
 		return c.errAt(key("drop_at"), "drop_at (%s) must be shorter than max_stream (%s)", t.DropAt.Duration, t.MaxStream.Duration)
+	}
+	if t.MaxChunks < 0 || t.MaxChunks > 10_000_000 {
+		return c.errAt(key("max_chunks"), "%d: want 0 (the default, 100000) to 10000000", t.MaxChunks)
 	}
 	if t.MaxReconnects < 0 || t.MaxReconnects > 100 {
 		return c.errAt(key("max_reconnects"), "%d: want 0 (the default, 5) to 100", t.MaxReconnects)

@@ -33,7 +33,8 @@ type Daemon struct {
 	Metrics *Metrics
 	// Getenv looks up secrets; nil means os.Getenv.
 	Getenv func(string) string
-	// Client is the probes' transport; nil means a plain one.
+	// Client, when set, replaces every target's own client (a test seam);
+	// nil means each target's (probe.NewClient).
 	Client *resumeclient.Client
 	// Reloaded, when set, is called with each config a reload applied
 	// (the command uses it for the log level).
@@ -86,11 +87,6 @@ func (d *Daemon) getenv(k string) string {
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.runCtx, d.cancelRun = context.WithCancel(context.Background())
 	defer d.cancelRun()
-	if d.Client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		defer tr.CloseIdleConnections()
-		d.Client = &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
-	}
 	d.slots = newSlots(d.cfg.MaxConcurrent)
 	d.pushReset = make(chan struct{}, 1)
 	d.results = newResultsLog(resultsQueueLen, d.resultsLogFailed, d.resultsLogDropped)

@@ -18,11 +18,18 @@ type Job struct {
 	Sample probe.Sample
 	Drill  probe.Drill
 	Conf   config.Target
+	// Client is the target's client, shared by its jobs (probe.NewClient:
+	// a fresh connection per run unless keep_alive).
+	Client *resumeclient.Client
 }
 
 // Run runs the job once: the whole request bounded by max_stream, the
-// first chunk by timeout. The caller's ctx cancels it.
+// first chunk by timeout. The caller's ctx cancels it. c, when not nil,
+// replaces the target's client (a test seam).
 func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
+	if c == nil {
+		c = j.Client
+	}
 	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
 	return probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, Drill: j.Drill, Client: c,
@@ -39,15 +46,16 @@ func Jobs(c *config.Config, builtinURL string, getenv func(string) string) ([]Jo
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", ct.Name, err)
 		}
+		client := probe.NewClient(t)
 		for _, s := range ct.Samples {
 			// A sample runs no drill, but a drop by the server is resumed
 			// and checked with the same settings.
-			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct})
+			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct, Client: client})
 		}
 		for _, d := range ct.Drills {
 			dr := DrillSettings(ct)
 			dr.Name = d
-			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct})
+			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct, Client: client})
 		}
 	}
 	return jobs, nil
@@ -99,7 +107,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	}
 	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h,
 		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,
-		InsecureSkipVerify: ct.InsecureSkipVerify, NoResume: ct.ResumeOnDrop != nil && !*ct.ResumeOnDrop}
+		InsecureSkipVerify: ct.InsecureSkipVerify, NoResume: ct.ResumeOnDrop != nil && !*ct.ResumeOnDrop, KeepAlive: ct.KeepAlive, MaxChunks: ct.MaxChunks}
 	if ct.EndData != nil {
 		t.EndData = *ct.EndData
 	}

@@ -118,6 +118,12 @@ type Target struct {
 	// InsecureSkipVerify turns off TLS certificate verification for this
 	// target only. Callers log it loudly; it is never the default.
 	InsecureSkipVerify bool
+	// MaxChunks bounds the content chunks of one run; 0 means
+	// DefaultMaxChunks. A stream with more ends as a protocol_error.
+	MaxChunks int
+	// KeepAlive lets runs reuse a kept-alive connection (with a client
+	// from NewClient); by default every run opens a fresh one.
+	KeepAlive bool
 	// NoResume turns off the resume after a drop by the server (for
 	// dialects that can resume): such a drop is then an upstream_error.
 	// Drills still resume.

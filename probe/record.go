@@ -49,6 +49,9 @@ type Record struct {
 	Error            string   `json:"error,omitempty"`
 	HTTPStatus       int      `json:"http_status,omitempty"`
 	RetryAfterMs     *float64 `json:"retry_after_ms,omitempty"`
+	DNSMs            *float64 `json:"dns_ms,omitempty"`
+	ConnectMs        *float64 `json:"connect_ms,omitempty"`
+	TLSMs            *float64 `json:"tls_ms,omitempty"`
 	HeadersMs        *float64 `json:"headers_ms,omitempty"`
 	FirstEventMs     *float64 `json:"first_event_ms,omitempty"`
 	FirstEffectiveMs *float64 `json:"first_effective_ms,omitempty"`
@@ -59,6 +62,7 @@ type Record struct {
 	Comments         int      `json:"comments"`
 	Truncated        int      `json:"truncated"`
 	Bytes            int64    `json:"bytes"`
+	WireBytes        *int64   `json:"wire_bytes,omitempty"`
 	Gaps             Gaps     `json:"gaps"`
 	TailMs           *float64 `json:"tail_ms,omitempty"`
 	CloseMs          *float64 `json:"close_ms,omitempty"`

@@ -19,6 +19,7 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 	r.firstOnConn = info.Index > 0
 	r.dropAfter = r.dropAfterFor(r.step)
 	if info.Index == 0 {
+		r.setup(info.Setup)
 		r.tl.Start, r.tl.Headers = info.Start, info.HeadersAt
 		r.rec.HTTPStatus = info.Status
 		r.rec.RetryAfterMs = retryAfter(info.Header, time.Now())
@@ -40,6 +41,18 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 		}
 	}
 	return nil
+}
+
+// setup notes the first connection's DNS, TCP and TLS times; a phase that
+// did not happen (a reused connection) stays absent.
+func (r *run) setup(t resumeclient.ConnTimes) {
+	opt := func(d time.Duration) *float64 {
+		if d <= 0 {
+			return nil
+		}
+		return ptr(ms(d))
+	}
+	r.rec.DNSMs, r.rec.ConnectMs, r.rec.TLSMs = opt(t.DNS), opt(t.Connect), opt(t.TLS)
 }
 
 // dropAfterFor is how many text events a connection reads before the
@@ -64,6 +77,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 	if r.step == 0 && r.tl.Start.IsZero() {
 		// The very first request failed: nothing to resume.
 		r.tl.Start = d.Info.Start
+		r.setup(d.Info.Setup)
 		r.classify(d.Err)
 		return false
 	}

@@ -8,7 +8,6 @@ package probe
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -28,7 +27,9 @@ type Options struct {
 	// CancelAfter is how many content chunks the cancel sample reads
 	// before it cancels; 0 means DefaultCancelAfter.
 	CancelAfter int
-	// Client is the transport; nil means a plain resumeclient.Client.
+	// Client is the transport, used as it is (TLS settings included); nil
+	// means NewClient(t) for this run alone. Its MaxEventSize gives way to
+	// the target's.
 	Client *resumeclient.Client
 	// RequestID identifies the run; generated when empty. It is sent to
 	// the target as X-Request-Id so a run can be traced on both ends.
@@ -160,16 +161,13 @@ func (r *run) do() {
 	r.req.Header.Set("X-Request-Id", r.rec.RequestID)
 	r.c = r.o.Client
 	if r.c == nil {
-		r.c = &resumeclient.Client{MaxEventSize: r.t.MaxEventSize}
+		r.c = NewClient(r.t)
+		defer r.c.HTTP.CloseIdleConnections()
 	}
 	if r.t.MaxEventSize > 0 && r.c.MaxEventSize != r.t.MaxEventSize {
 		c := *r.c
 		c.MaxEventSize = r.t.MaxEventSize
 		r.c = &c
-	}
-	if r.t.InsecureSkipVerify {
-		r.c = insecure(r.c)
-		defer r.c.HTTP.CloseIdleConnections()
 	}
 	r.sess, err = r.c.NewSession(r.ctx, r.req, resumeclient.SessionOptions{
 		// The probe reconnects at once unless the server asks for a
@@ -276,25 +274,6 @@ func fillScores(rec *Record, s Scores) {
 	rec.TailMs = round3(s.Tail)
 	rec.CloseMs = round3(s.Close)
 	rec.Stalls = s.Stalls
-}
-
-// insecure returns a copy of c whose transport does not verify TLS
-// certificates, for a target that asked for it.
-func insecure(c *resumeclient.Client) *resumeclient.Client {
-	base, _ := http.DefaultTransport.(*http.Transport)
-	if c.HTTP != nil {
-		if tr, ok := c.HTTP.Transport.(*http.Transport); ok {
-			base = tr
-		}
-	}
-	tr := base.Clone()
-	if tr.TLSClientConfig == nil {
-		tr.TLSClientConfig = &tls.Config{}
-	}
-	tr.TLSClientConfig.InsecureSkipVerify = true
-	out := *c
-	out.HTTP = &http.Client{Transport: tr}
-	return &out
 }
 
 // retryAfter reads a Retry-After header (seconds, or an HTTP date) as ms,

@@ -43,7 +43,9 @@ func runProbe(t *testing.T, tg Target, sample string, timeout time.Duration) Res
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Run(ctx, tg, Options{Sample: s, Client: newClient(t)})
+	c := NewClient(tg) // as the daemon builds it: TLS settings, fresh connections
+	t.Cleanup(c.HTTP.CloseIdleConnections)
+	return Run(ctx, tg, Options{Sample: s, Client: c})
 }
 
 // closedConn waits for the server to finish connection i and returns its

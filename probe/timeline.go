@@ -119,6 +119,10 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	case Text:
 		r.connTexts++
 		if !again {
+			if limit := orInt(r.t.MaxChunks, DefaultMaxChunks); len(r.tl.Chunks) >= limit {
+				r.fail(ProtocolError, "more than %d content chunks: the run stops to keep its memory bounded (max_chunks)", limit)
+				return true
+			}
 			r.chunk(ev.Dispatched)
 		}
 		if r.o.Sample.Cancel && len(r.tl.Chunks) >= orInt(r.o.CancelAfter, DefaultCancelAfter) {
@@ -170,6 +174,10 @@ func (r *run) connDone() {
 	st.Close()
 	r.tl.Closed = r.now()
 	r.rec.Bytes += st.Bytes()
+	if n, ok := st.WireBytes(); ok {
+		total := n + deref64(r.rec.WireBytes)
+		r.rec.WireBytes = &total
+	}
 	if id := st.LastEventID(); id != "" || r.conn == 0 {
 		r.rec.LastEventID = boundID(id)
 	}
@@ -177,6 +185,19 @@ func (r *run) connDone() {
 		r.rec.Truncated++
 	}
 }
+
+func deref64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// DefaultMaxChunks bounds the content chunks of one run: the timeline
+// keeps a time per chunk and the reduction a gap, so a run's memory is
+// bounded (about 5 MB at this cap) whatever a server sends. A real answer
+// has a few thousand.
+const DefaultMaxChunks = 100_000
 
 // maxRecordID bounds an id copied into a record.
 const maxRecordID = 256

@@ -15,6 +15,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
@@ -95,6 +96,9 @@ type ConnInfo struct {
 	// Status and Header are the response's (0 and nil when none came).
 	Status int
 	Header http.Header
+	// Setup is how long DNS, TCP and TLS took for this request's
+	// connection (zero for a reused one).
+	Setup ConnTimes
 }
 
 // Stream is one open event stream: one HTTP response being read.
@@ -124,6 +128,7 @@ type Stream struct {
 	once      sync.Once
 	truncate  bool
 	conn      int
+	gz        *gzipBody // the compressed body, when it is one
 }
 
 // Open starts the request and waits for the response headers. A response
@@ -150,7 +155,8 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		body = bytes.NewReader(r.Body)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(ctx, method, r.URL, body)
+	trace := &connTrace{now: c.now}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace.hooks()), method, r.URL, body)
 	if err != nil {
 		cancel()
 		return nil, info, fmt.Errorf("%w: building request: %w", ErrConnect, unwrapURLError(err))
@@ -162,6 +168,12 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
+	// Ask for gzip ourselves (net/http then leaves the body compressed), so
+	// the bytes on the wire are counted apart from the decoded ones.
+	ownGzip := req.Header.Get("Accept-Encoding") == ""
+	if ownGzip {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", cmp.Or(c.UserAgent, UserAgent))
 	}
@@ -186,10 +198,12 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, info, fmt.Errorf("resumeclient: %s %s: %w", method, redactURL(r.URL), unwrapURLError(err))
 		}
+		info.Setup = trace.times()
 		return nil, info, fmt.Errorf("%w: %s %s: %w", ErrConnect, method, redactURL(r.URL), unwrapURLError(err))
 	}
 	info.HeadersAt = c.now()
 	info.Status, info.Header = resp.StatusCode, resp.Header
+	info.Setup = trace.times()
 	var kind error
 	if resp.StatusCode == http.StatusNoContent {
 		kind = ErrNoContent
@@ -199,12 +213,20 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		kind = ErrNotEventStream
 	}
 	if kind != nil {
-		snippet := errorSnippet(resp.Body, Secrets(r.Header))
+		var body io.ReadCloser = resp.Body
+		if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+			body = newGzipBody(resp.Body)
+		}
+		snippet := errorSnippet(body, Secrets(r.Header))
 		resp.Body.Close()
 		cancel()
 		return nil, info, &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind}
 	}
 	s := &Stream{c: c, cancel: cancel, body: resp.Body, Start: info.Start, HeadersAt: info.HeadersAt, Status: resp.StatusCode, Header: resp.Header}
+	if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		s.gz = newGzipBody(resp.Body)
+		s.body = s.gz
+	}
 	s.parser.MaxEventSize = c.MaxEventSize
 	if r.LastEventID != "" {
 		s.parser.SetLastEventID(r.LastEventID)
@@ -341,8 +363,17 @@ func (s *Stream) finish(err error) error {
 // dispatched. Such an event is never returned and its id is never taken.
 func (s *Stream) Truncated() bool { return s.truncate }
 
-// Bytes is the number of body bytes read so far.
+// Bytes is the number of body bytes read so far, after decompression.
 func (s *Stream) Bytes() int64 { return s.bytes }
+
+// WireBytes is the number of compressed body bytes read so far, and
+// whether the body was compressed (gzip) at all.
+func (s *Stream) WireBytes() (int64, bool) {
+	if s.gz == nil {
+		return 0, false
+	}
+	return s.gz.wire.n, true
+}
 
 // LastEventID is the last event ID string: as of the last dispatched event.
 func (s *Stream) LastEventID() string { return s.parser.LastEventID() }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 
@@ -84,9 +82,11 @@ Flags:
 		fmt.Fprintf(stderr, "streamprobe check: %v\n", err)
 		return exitUsage
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	defer tr.CloseIdleConnections()
-	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
+	defer func() {
+		for _, j := range jobs {
+			j.Client.HTTP.CloseIdleConnections()
+		}
+	}()
 	budgets := map[string]scorecard.Budget{}
 	for s, b := range cfg.Budgets {
 		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
@@ -106,7 +106,7 @@ Flags:
 		}
 	}
 	progress := newProgress(stderr, total)
-	results := runAll(ctx, client, todo, *runs, *conc, progress)
+	results := runAll(ctx, todo, *runs, *conc, progress)
 	progress.done()
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "streamprobe check: interrupted")
@@ -183,7 +183,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // runAll runs every job (samples n times, drills once) with at most conc
 // in flight, and returns the runs by target.
-func runAll(ctx context.Context, client *resumeclient.Client, jobs []daemon.Job, n, conc int, p *progress) map[string][]scorecard.Run {
+func runAll(ctx context.Context, jobs []daemon.Job, n, conc int, p *progress) map[string][]scorecard.Run {
 	type task struct {
 		j daemon.Job
 	}
@@ -213,7 +213,7 @@ func runAll(ctx context.Context, client *resumeclient.Client, jobs []daemon.Job,
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res := t.j.Run(ctx, client)
+			res := t.j.Run(ctx, nil)
 			run := scorecard.FromResult(res)
 			mu.Lock()
 			out[t.j.Target.Name] = append(out[t.j.Target.Name], run)

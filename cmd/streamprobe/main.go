@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/streamprobe/streamprobe/internal/version"
 )
 
 // Exit codes.
@@ -29,6 +31,7 @@ Usage:
   streamprobe validate [-config FILE] check a config file
   streamprobe check -config FILE      the acceptance check before a rollout: scorecard, exit 0 or 1
   streamprobe help [command]          show help for a command
+  streamprobe version                 print the version (also --version)
 
 Run 'streamprobe COMMAND -h' for the flags of a command.
 Exit codes: 0 success, 1 the probe found a failure, 2 bad usage.
@@ -54,6 +57,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(ctx, args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "streamprobe %s\n", version.String())
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			return run([]string{args[1], "-h"}, stdout, stderr)

@@ -17,7 +17,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
@@ -530,5 +532,18 @@ func TestCheckRedOnFreezesInEveryRun(t *testing.T) {
 	code, stdout, stderr = runCmd(t, "once", "-url", srv.URL, "-sample", "long")
 	if code != exitOK || !strings.Contains(stdout, "suspected proxy buffering: 4 burst(s) split by 3 freeze(s) up to 1") {
 		t.Errorf("once: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// --version prints the version the User-Agent carries.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version", "-version"} {
+		code, stdout, _ := runCmd(t, arg)
+		if code != exitOK || stdout != "streamprobe "+version.String()+"\n" {
+			t.Errorf("%s: exit %d %q", arg, code, stdout)
+		}
+	}
+	if !strings.HasSuffix(resumeclient.UserAgent, "/"+version.String()) {
+		t.Errorf("User-Agent %q does not carry the version %q", resumeclient.UserAgent, version.String())
 	}
 }

@@ -32,7 +32,7 @@ type onceFlags struct {
 	url, dialect, method, body, sample, name, model string
 	bearerEnv, endEvent, endData                    string
 	headers, headerEnv                              headerFlags
-	cancelAfter, maxEvent                           int
+	cancelAfter, maxEvent, maxChunks                int
 	timeout                                         time.Duration
 	json, insecure, builtin                         bool
 
@@ -60,6 +60,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.endEvent, "end-event", "", "sse dialect: event type that marks the end")
 	fs.StringVar(&f.endData, "end-data", "[DONE]", "sse dialect: data that marks the end; with -end-event also empty, the end of the body is the end")
 	fs.IntVar(&f.maxEvent, "max-event-size", resumeclient.DefaultMaxEventSize, "largest event accepted, in bytes")
+	fs.IntVar(&f.maxChunks, "max-chunks", probe.DefaultMaxChunks, "content chunks one run may hold; more ends the run as protocol_error (bounds its memory)")
 	fs.BoolVar(&f.json, "json", false, "print the record as one JSON object per line")
 	fs.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify the target's TLS certificate (logged loudly; for test hosts only)")
 	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see the README)")
@@ -141,6 +142,9 @@ func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Samp
 	if f.timeout <= 0 {
 		return t, s, fmt.Errorf("-timeout %s: want a positive duration", f.timeout)
 	}
+	if f.maxChunks < 1 {
+		return t, s, fmt.Errorf("-max-chunks %d: want 1 or more", f.maxChunks)
+	}
 	if f.maxEvent < 1 {
 		return t, s, fmt.Errorf("-max-event-size %d: want 1 or more", f.maxEvent)
 	}
@@ -190,7 +194,7 @@ func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Samp
 		name = u.Host
 	}
 	t = probe.Target{Name: name, URL: f.url, Dialect: f.dialect, Method: f.method, Header: h, Body: body,
-		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent, InsecureSkipVerify: f.insecure, NoResume: f.noResume}
+		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent, InsecureSkipVerify: f.insecure, NoResume: f.noResume, MaxChunks: f.maxChunks}
 	return t, s, nil
 }
 

@@ -1,0 +1,67 @@
+package probe
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// By default every run opens a fresh connection and pays for it in
+// connect_ms (and tls_ms); with keep_alive the second run reuses the first
+// one's connection, and its setup times are absent, not zero.
+func TestConnectionPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		keepAlive bool
+		conns     int64
+	}{
+		{"fresh connection per run (default)", false, 2},
+		{"keep_alive", true, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var conns atomic.Int64
+			ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: a\n\ndata: b\n\ndata: [DONE]\n\n")
+			}))
+			ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			ts.StartTLS()
+			t.Cleanup(ts.Close)
+			tg := Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", InsecureSkipVerify: true, KeepAlive: tt.keepAlive}
+			c := NewClient(tg)
+			t.Cleanup(c.HTTP.CloseIdleConnections)
+			var recs []Record
+			for range 2 {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				recs = append(recs, Run(ctx, tg, Options{Sample: Samples["short"], Client: c}).Record)
+				cancel()
+			}
+			for i, r := range recs {
+				if r.Outcome != Success {
+					t.Fatalf("run %d: %s %s", i, r.Outcome, r.Error)
+				}
+			}
+			if n := conns.Load(); n != tt.conns {
+				t.Errorf("%d connections for 2 runs, want %d", n, tt.conns)
+			}
+			if recs[0].ConnectMs == nil || recs[0].TLSMs == nil || recs[0].DNSMs != nil {
+				t.Errorf("first run: connect %v tls %v dns %v (an IP address needs no DNS)", deref(recs[0].ConnectMs), deref(recs[0].TLSMs), deref(recs[0].DNSMs))
+			}
+			second := recs[1].ConnectMs != nil && recs[1].TLSMs != nil
+			if second == tt.keepAlive {
+				t.Errorf("second run: connect %v tls %v with keep_alive %v", deref(recs[1].ConnectMs), deref(recs[1].TLSMs), tt.keepAlive)
+			}
+		})
+	}
+}
