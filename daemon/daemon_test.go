@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -106,7 +107,13 @@ jitter = "0s"
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, nil) }()
-	time.Sleep(2500 * time.Millisecond)
+	waitFor(t, "a run that carried the key, its record, and a failed push", 30*time.Second, func() bool {
+		mu.Lock()
+		saw := sawKey
+		mu.Unlock()
+		rec, _ := os.ReadFile(results)
+		return saw && strings.Contains(string(rec), `"outcome":"upstream_error"`) && strings.Contains(logs.String(), "push failed")
+	})
 	var metricsOut bytes.Buffer
 	d.Metrics.Set.WritePrometheus(&metricsOut)
 	stop()
@@ -150,7 +157,7 @@ jitter = "0s"
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, nil) }()
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, "the run to be in flight", 30*time.Second, func() bool { return len(srv.Conns()) > 0 })
 	start := time.Now()
 	stop()
 	if err := <-done; err != nil {
@@ -196,22 +203,19 @@ func TestReloadSwapsJobs(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, reload) }()
-	time.Sleep(700 * time.Millisecond)
+	waitFor(t, "a run of the old target", 30*time.Second, func() bool { return len(a.Conns()) > 0 })
 	nc, err := config.Parse("test.toml", []byte(conf("b", b.URL)), os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reload <- nc
-	time.Sleep(300 * time.Millisecond)
-	nA := len(a.Conns())
-	time.Sleep(700 * time.Millisecond)
+	waitFor(t, "a run of the new target", 30*time.Second, func() bool { return len(b.Conns()) > 0 })
+	nA := len(a.Conns()) // the old scheduler is stopped: at most a run in flight remains
+	waitFor(t, "three more runs of the new target", 30*time.Second, func() bool { return len(b.Conns()) >= 4 })
 	stop()
 	<-done
-	if len(a.Conns()) > nA+1 || nA == 0 {
-		t.Errorf("old target: %d runs before the reload, %d after", nA, len(a.Conns()))
-	}
-	if len(b.Conns()) < 2 {
-		t.Errorf("new target ran %d times", len(b.Conns()))
+	if len(a.Conns()) > nA+1 {
+		t.Errorf("old target: %d runs when the new one started, %d after three more of it", nA, len(a.Conns()))
 	}
 	if !strings.Contains(logs.String(), `"msg":"config reloaded"`) {
 		t.Errorf("no reload in the log")
@@ -266,15 +270,14 @@ func TestDaemonFaults(t *testing.T) {
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Run(ctx, nil) }()
-		time.Sleep(2500 * time.Millisecond)
+		// The push never answers (release is closed at the end): runs
+		// must go on regardless, while pushes time out.
+		waitFor(t, "8 runs and a push timeout while the push endpoint hangs", 30*time.Second, func() bool {
+			l := logs.String()
+			return len(target.Conns()) >= 8 && (strings.Contains(l, "timed out after 1s") || strings.Contains(l, "deadline exceeded"))
+		})
 		stop()
 		<-done
-		if n := len(target.Conns()); n < 8 {
-			t.Errorf("only %d runs in 2.5 s at every 200ms: the slow push held them up", n)
-		}
-		if !strings.Contains(logs.String(), "timed out after 1s") && !strings.Contains(logs.String(), "deadline exceeded") {
-			t.Errorf("no push timeout logged:\n%s", logs)
-		}
 	})
 	t.Run("disk full under the results log", func(t *testing.T) {
 		if _, err := os.Stat("/dev/full"); err != nil {
@@ -286,7 +289,11 @@ func TestDaemonFaults(t *testing.T) {
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Run(ctx, nil) }()
-		time.Sleep(1100 * time.Millisecond)
+		waitFor(t, "a run and its failed write", 30*time.Second, func() bool {
+			var out bytes.Buffer
+			d.Metrics.Set.WritePrometheus(&out)
+			return strings.Contains(out.String(), `outcome="success"} `) && strings.Contains(logs.String(), "no space left on device")
+		})
 		stop()
 		<-done
 		var out bytes.Buffer
@@ -314,18 +321,21 @@ func TestDaemonFaults(t *testing.T) {
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Run(ctx, nil) }()
-		time.Sleep(1200 * time.Millisecond)
+		// Five scheduled runs skipped for the Retry-After: time has passed
+		// on the schedule, whatever the machine's load.
+		waitFor(t, "5 runs skipped for Retry-After", 30*time.Second, func() bool {
+			var out bytes.Buffer
+			d.Metrics.Set.WritePrometheus(&out)
+			l := grepLineWith(out.String(), "streamprobe_runs_skipped_total", `reason="retry_after"`)
+			n, _ := strconv.Atoi(l[strings.LastIndex(l, " ")+1:])
+			return n >= 5
+		})
 		stop()
 		<-done
 		mu.Lock()
 		defer mu.Unlock()
 		if hits != 1 {
-			t.Errorf("the target was hit %d times in 1.2 s after asking to wait 60 s", hits)
-		}
-		var out bytes.Buffer
-		d.Metrics.Set.WritePrometheus(&out)
-		if l := grepLineWith(out.String(), "streamprobe_runs_skipped_total", `reason="retry_after"`); l == "" || strings.HasSuffix(l, " 0") {
-			t.Errorf("skipped counter: %q", l)
+			t.Errorf("the target was hit %d times after asking to wait 60 s", hits)
 		}
 	})
 }

@@ -192,7 +192,12 @@ tail = "30s"
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, nil) }()
 
-	time.Sleep(10 * time.Second)
+	// Two successful short runs pushed and visible (the short sample runs
+	// every 2 s; a loaded machine may take longer).
+	waitFor(t, "two successful short runs in VictoriaMetrics", 60*time.Second, func() bool {
+		got := vm.query(t, `streamprobe_runs_total{outcome="success",sample="short"}`)
+		return len(got) == 1 && got[0].value >= 2
+	})
 	// The series, with their labels.
 	got := vm.query(t, `streamprobe_runs_total{outcome="success",sample="short"}`)
 	if len(got) != 1 {
@@ -234,8 +239,13 @@ tail = "30s"
 		t.Fatal(err)
 	}
 	runs := countRuns(t, results)
-	time.Sleep(time.Second)
-	total := vm.query(t, `sum(streamprobe_runs_total)`)
+	// The final push lands; nothing measured may be lost, however long
+	// VictoriaMetrics takes to show it.
+	var total []sample
+	waitFor(t, "sum(runs_total) to equal the results log", 30*time.Second, func() bool {
+		total = vm.query(t, `sum(streamprobe_runs_total)`)
+		return len(total) == 1 && int(total[0].value) == runs
+	})
 	if len(total) != 1 || int(total[0].value) != runs {
 		t.Errorf("runs_total in VictoriaMetrics = %+v, results log has %d runs: something measured was lost", total, runs)
 	}
@@ -247,7 +257,9 @@ tail = "30s"
 
 // checkDashboard runs every panel query of a Grafana dashboard, with its
 // variables filled in, and fails on a query that returns nothing.
-func checkDashboard(t *testing.T, vm *victoriaMetrics, path string) {
+// dashboardGaps runs every query of the Grafana dashboard and returns the
+// ones that have no data.
+func dashboardGaps(t *testing.T, vm *victoriaMetrics, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -265,16 +277,33 @@ func checkDashboard(t *testing.T, vm *victoriaMetrics, path string) {
 		t.Fatalf("%s: %v", path, err)
 	}
 	n := 0
+	var gaps []string
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {
 			expr := strings.NewReplacer("$__rate_interval", "5m", "$__range", "5m", "$region", ".*").Replace(tg.Expr)
 			if len(vm.query(t, expr)) == 0 {
-				t.Errorf("dashboard panel %q: no data for %s", p.Title, expr)
+				gaps = append(gaps, fmt.Sprintf("dashboard panel %q: no data for %s", p.Title, expr))
 			}
 			n++
 		}
 	}
 	if n < 10 {
 		t.Errorf("only %d dashboard queries", n)
+	}
+	return gaps
+}
+
+// checkDashboard waits until every dashboard query has data (every sample
+// and drill has run and been pushed), and fails on the ones that never do.
+func checkDashboard(t *testing.T, vm *victoriaMetrics, path string) {
+	t.Helper()
+	var gaps []string
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		if gaps = dashboardGaps(t, vm, path); len(gaps) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, g := range gaps {
+		t.Error(g)
 	}
 }

@@ -129,8 +129,18 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 	f("gaps.p50_ms", rec.Gaps.P50Ms, want.GapP50)
 	f("gaps.p95_ms", rec.Gaps.P95Ms, want.GapP95)
 	f("gaps.max_ms", rec.Gaps.MaxMs, want.GapMax)
-	if rec.Stalls != 1 || rec.Gaps.Count != 9 || len(rec.Gaps.Last5) != 5 {
-		t.Errorf("stalls %d, gaps %d, last5 %v", rec.Stalls, rec.Gaps.Count, rec.Gaps.Last5)
+	if rec.Gaps.Count != 9 || len(rec.Gaps.Last5) != 5 {
+		t.Errorf("gaps %d, last5 %v", rec.Gaps.Count, rec.Gaps.Last5)
+	}
+	// The stall count of what the server really sent (the scheduled 259 ms
+	// gap may really be 249 ms when a timer fires late), unless a real gap
+	// lies within the tolerance of the threshold.
+	ambiguous := false
+	for _, g := range want.Gaps {
+		ambiguous = ambiguous || math.Abs(g-StallThresholdMs) <= float64(tolerance)/1e6
+	}
+	if !ambiguous && rec.Stalls != want.Stalls {
+		t.Errorf("stalls %d, server's real gaps give %d", rec.Stalls, want.Stalls)
 	}
 	if rec.LastEventID != "11" {
 		t.Errorf("last_event_id = %q, want 11", rec.LastEventID)
@@ -170,14 +180,18 @@ func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
 	for i, c := range tl.Chunks {
 		near(t, "text chunk", c, s[5+i].Done)
 	}
-	if wantClose := float64(s[10].Done.Sub(s[7].Done)) / 1e6; rec.CloseMs == nil || math.Abs(*rec.CloseMs-wantClose) > 5 || wantClose < 200 {
+	if wantClose := float64(s[10].Done.Sub(s[7].Done)) / 1e6; rec.CloseMs == nil || math.Abs(*rec.CloseMs-wantClose) > 5 || wantClose < 100 {
 		t.Errorf("close_ms = %v, server sent [DONE] %.1f ms after the last chunk (scheduled 220)", deref(rec.CloseMs), wantClose)
 	}
 	if rec.Tokens == nil || rec.Tokens.Prompt != 12 || rec.Tokens.Completion != 3 {
 		t.Errorf("tokens = %+v", rec.Tokens)
 	}
-	if rec.VisibleTPS == nil || *rec.VisibleTPS < 30 || *rec.VisibleTPS > 45 {
-		t.Errorf("visible_output_tps = %v, want about 3/0.08 = 37.5", deref(rec.VisibleTPS))
+	// 3 completion tokens over the tail the server really sent (80 ms
+	// scheduled), within the loopback tolerance on each end.
+	tail := s[7].Done.Sub(s[5].Done).Seconds()
+	lo, hi := 3/(tail+0.01), 3/max(tail-0.01, 0.001)
+	if rec.VisibleTPS == nil || *rec.VisibleTPS < lo-0.01 || *rec.VisibleTPS > hi+0.01 {
+		t.Errorf("visible_output_tps = %v, want %.2f to %.2f (3 tokens over the real %.1f ms tail)", deref(rec.VisibleTPS), lo, hi, tail*1000)
 	}
 	if rec.Comments != 2 {
 		t.Errorf("comments = %d", rec.Comments)
