@@ -6,6 +6,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 )
 
 // Check builds what Run builds from cfg before anything starts: the jobs,
@@ -14,8 +15,8 @@ import (
 // checks the listen address, the results log and the schedules), so a
 // config that validate accepts is one that run starts; only a listen port
 // already taken is left to run.
-func Check(cfg *config.Config, getenv func(string) string) ([]Job, error) {
-	jobs, err := Jobs(cfg, "http://127.0.0.1:0", getenv)
+func Check(cfg *config.Config, getenv func(string) string) ([]jobs.Job, error) {
+	jobs, err := jobs.Build(cfg, "http://127.0.0.1:0", getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -22,9 +22,10 @@ import (
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 // Daemon is the scheduled probe agent.
@@ -182,7 +183,7 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 	}
 	curListen, first := d.listen, d.sched == nil
 	d.mu.Unlock()
-	jobs, err := Jobs(cfg, builtinURL, d.getenv)
+	jobs, err := jobs.Build(cfg, builtinURL, d.getenv)
 	if err != nil {
 		return err
 	}
@@ -268,7 +269,7 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 	return nil
 }
 
-func (d *Daemon) schedule(s gocron.Scheduler, j Job) error {
+func (d *Daemon) schedule(s gocron.Scheduler, j jobs.Job) error {
 	every := j.Conf.Every
 	if j.Drill.Name != "" {
 		every = j.Conf.DrillEvery
@@ -314,7 +315,7 @@ func (d *Daemon) schedule(s gocron.Scheduler, j Job) error {
 // runJob runs one job now, within the host's concurrency bound, unless a
 // run of the same job (of this config or of one before a reload) is not
 // done yet: then this one is skipped and counted.
-func (d *Daemon) runJob(j Job, delay func() time.Duration) {
+func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 	ctx := d.runCtx
 	d.mu.Lock()
 	if d.stopping || ctx.Err() != nil {

@@ -18,9 +18,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 // TestMain fails the package when a goroutine outlives the tests. The
@@ -376,7 +377,7 @@ func TestAnthropicKeyIsXAPIKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs, err := Jobs(cfg, "", func(string) string { return "sk-ant-env" })
+		jobs, err := jobs.Build(cfg, "", func(string) string { return "sk-ant-env" })
 		if err != nil {
 			t.Fatal(err)
 		}

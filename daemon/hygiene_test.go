@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 // metricSum adds up every series of the metric called name.

@@ -10,6 +10,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -71,7 +72,7 @@ func NewMetrics(c *config.Config) *Metrics {
 // unregistered (so a removed target stops being exported), and the
 // series of every job in jobs exist from 0. The budget gauges follow c.
 // jobs nil keeps the job series as they are.
-func (m *Metrics) Reconfigure(c *config.Config, jobs []Job) {
+func (m *Metrics) Reconfigure(c *config.Config, jobs []jobs.Job) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	base, prom := baseLabels(c), c.Push.Histograms == "prometheus"
@@ -119,7 +120,7 @@ func (m *Metrics) Reconfigure(c *config.Config, jobs []Job) {
 
 func seriesKey(target, sample, drill string) string { return target + "\x00" + sample + "\x00" + drill }
 
-func jobDrill(j Job) string {
+func jobDrill(j jobs.Job) string {
 	if j.Drill.Name == "" {
 		return probe.DrillNone
 	}
@@ -349,13 +350,13 @@ func (m *Metrics) Observe(r probe.Record) {
 
 // Skipped is the counter of runs of job skipped because the target asked
 // to wait (Retry-After on a 429 or 503).
-func (m *Metrics) Skipped(j Job) *metrics.Counter { return m.SkippedFor(j, "retry_after") }
+func (m *Metrics) Skipped(j jobs.Job) *metrics.Counter { return m.SkippedFor(j, "retry_after") }
 
 // SkippedFor is the counter of runs of job not made for reason:
 // retry_after, overlap (the job's previous run was still running when
 // this one came due) or no_slot (the previous run was still waiting for a
 // free slot: the host is saturated).
-func (m *Metrics) SkippedFor(j Job, reason string) *metrics.Counter {
+func (m *Metrics) SkippedFor(j jobs.Job, reason string) *metrics.Counter {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.gone[seriesKey(j.Target.Name, j.Sample.Name, jobDrill(j))] {

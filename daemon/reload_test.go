@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 // readRecords parses every line of a results log; a line that is not a

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 )
 
 // A buffering proxy's stream over loopback: 100 chunks in 4 bursts, 1.4 s

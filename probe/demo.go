@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 )
 
 // DemoSchedules are the openai-chat streams the built-in reference target

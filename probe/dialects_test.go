@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 )
 
 func at(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 )
 
 // drillSchedule is the demo's drill stream: ids 1..12, then [DONE] (13).

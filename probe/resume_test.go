@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 )
 
 // A server that ends the stream cleanly after event 5, before [DONE], is

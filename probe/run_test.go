@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	"github.com/streamprobe/streamprobe/resumeclient"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 )
 
 const echoedKey = "sk-echoed-0123456789abcdefghijklmnopqrst"

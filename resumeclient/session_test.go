@@ -15,8 +15,8 @@ import (
 
 	"github.com/r3labs/sse/v2"
 
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	rc "github.com/streamprobe/streamprobe/resumeclient"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 // scripted is a loopback SSE server that plays one scripted answer per

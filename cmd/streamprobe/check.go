@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
-	"github.com/streamprobe/streamprobe/daemon"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
@@ -77,13 +77,13 @@ Flags:
 		defer srv.Close()
 		builtinURL = srv.URL
 	}
-	jobs, err := daemon.Jobs(cfg, builtinURL, os.Getenv)
+	all, err := jobs.Build(cfg, builtinURL, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "streamprobe check: %v\n", err)
 		return exitUsage
 	}
 	defer func() {
-		for _, j := range jobs {
+		for _, j := range all {
 			j.Client.HTTP.CloseIdleConnections()
 		}
 	}()
@@ -91,8 +91,8 @@ Flags:
 	for s, b := range cfg.Budgets {
 		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
 	}
-	var todo []daemon.Job
-	for _, j := range jobs {
+	var todo []jobs.Job
+	for _, j := range all {
 		if len(targets) == 0 || slices.Contains(targets, j.Target.Name) {
 			todo = append(todo, j)
 		}
@@ -183,12 +183,12 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // runAll runs every job (samples n times, drills once) with at most conc
 // in flight, and returns the runs by target.
-func runAll(ctx context.Context, jobs []daemon.Job, n, conc int, p *progress) map[string][]scorecard.Run {
+func runAll(ctx context.Context, todo []jobs.Job, n, conc int, p *progress) map[string][]scorecard.Run {
 	type task struct {
-		j daemon.Job
+		j jobs.Job
 	}
 	var tasks []task
-	for _, j := range jobs {
+	for _, j := range todo {
 		k := n
 		if j.Drill.Name != "" {
 			k = 1

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 // keyPiece returns the longest start of key, 8 bytes or more, that s

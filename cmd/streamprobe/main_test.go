@@ -17,10 +17,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/streamprobe/streamprobe/internal/ssetest"
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
-	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 // TestMain fails the package when a goroutine outlives the tests. once uses

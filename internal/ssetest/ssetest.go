@@ -1,8 +1,10 @@
-// Package ssetest provides a resumable Server-Sent Events server for tests
-// and demos, in the manner of net/http/httptest. It streams a fixed schedule
-// of events at exact offsets, logs when each one was really written, honours
-// Last-Event-ID from a bounded retention window, and can play the wire format
-// of an OpenAI-compatible chat completions stream.
+// Package ssetest is the reference target: a resumable Server-Sent Events
+// server in the manner of net/http/httptest, behind the built-in target of
+// run, check, once and demo, and the fixture of the tests. It streams a
+// fixed schedule of events at exact offsets, logs when each one was really
+// written, honours Last-Event-ID from a bounded retention window, plays the
+// wire formats of the LLM APIs, and can switch on every resume bug the
+// drills name. It is internal: not an API of streamprobe.
 package ssetest
 
 import (

@@ -1,4 +1,8 @@
-package daemon
+// Package jobs turns a config into the jobs a probe host runs: each target's
+// samples and drills, with the target's secrets resolved and its client
+// (transport) built once, and Job.Run, the one way a job is run, shared by
+// the daemon and check.
+package jobs
 
 import (
 	"context"
@@ -36,10 +40,10 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 		FirstChunkTimeout: j.Conf.Timeout.Duration, Timeout: j.Conf.MaxStream.Duration})
 }
 
-// Jobs expands the config's targets into jobs, resolving secrets now (a
+// Build expands the config's targets into jobs, resolving secrets now (a
 // missing one is an error at load time, not at probe time). builtinURL is
 // the address of the built-in reference target.
-func Jobs(c *config.Config, builtinURL string, getenv func(string) string) ([]Job, error) {
+func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]Job, error) {
 	var jobs []Job
 	for _, ct := range c.Targets {
 		t, err := probeTarget(ct, builtinURL, getenv)
