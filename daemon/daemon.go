@@ -20,6 +20,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/go-co-op/gocron/v2"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
@@ -37,6 +38,10 @@ type Daemon struct {
 	// Client, when set, replaces every target's own client (a test seam);
 	// nil means each target's (probe.NewClient).
 	Client *resumeclient.Client
+	// Clock, when set, drives the schedules (a test seam: a fake clock
+	// makes runs come due when the test advances it); nil means the real
+	// clock. Probes always measure on the real monotonic clock.
+	Clock clockwork.Clock
 	// Reloaded, when set, is called with each config a reload applied
 	// (the command uses it for the log level).
 	Reloaded func(*config.Config)
@@ -211,7 +216,11 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 			}
 		}()
 	}
-	s, err := gocron.NewScheduler(gocron.WithLogger(d.Log), gocron.WithStopTimeout(cfg.ShutdownTimeout.Duration))
+	opts := []gocron.SchedulerOption{gocron.WithLogger(d.Log), gocron.WithStopTimeout(cfg.ShutdownTimeout.Duration)}
+	if d.Clock != nil {
+		opts = append(opts, gocron.WithClock(d.Clock))
+	}
+	s, err := gocron.NewScheduler(opts...)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}

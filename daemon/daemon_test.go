@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"go.uber.org/goleak"
 
 	"github.com/streamprobe/streamprobe/config"
@@ -318,13 +319,17 @@ func TestDaemonFaults(t *testing.T) {
 			http.Error(w, "slow down", http.StatusTooManyRequests)
 		}))
 		defer limited.Close()
-		d, _ := testDaemon(t, fmt.Sprintf("[[target]]\nname = \"t\"\nurl = %q\nsamples = [\"short\"]\nevery = \"100ms\"\njitter = \"0s\"\n", limited.URL), nil)
+		d, _ := testDaemon(t, fmt.Sprintf("[[target]]\nname = \"t\"\nurl = %q\nsamples = [\"short\"]\nevery = \"1h\"\njitter = \"0s\"\n", limited.URL), nil)
+		// The schedule runs on a fake clock: each poll below moves it an
+		// hour on, so a run comes due every time, while the Retry-After
+		// of 60 s (real time) has not passed.
+		fc := clockwork.NewFakeClock()
+		d.Clock = fc
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Run(ctx, nil) }()
-		// Five scheduled runs skipped for the Retry-After: time has passed
-		// on the schedule, whatever the machine's load.
 		waitFor(t, "5 runs skipped for Retry-After", 30*time.Second, func() bool {
+			fc.Advance(time.Hour)
 			var out bytes.Buffer
 			d.Metrics.Set.WritePrometheus(&out)
 			l := grepLineWith(out.String(), "streamprobe_runs_skipped_total", `reason="retry_after"`)
