@@ -449,3 +449,50 @@ func TestSessionAgainstR3labs(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }
+
+// The same behaviours against the project's reference server, which logs
+// what each connection asked for and what it really sent.
+func TestSessionAgainstTheReferenceServer(t *testing.T) {
+	t.Run("a clean close mid-stream is resumed from the last id", func(t *testing.T) {
+		srv := ssetest.NewUnstarted(ssetest.Events(ssetest.Ms(1, 2, 3, 4, 5, 6, 7, 8), -1))
+		srv.CloseAfter = 5
+		srv.Start()
+		t.Cleanup(srv.Close)
+		o := fast
+		o.OnDrop = func(d *rc.Drop) bool { return d.Conn == 0 } // one resume, then the end
+		got, err := drain(t, session(t, rc.Request{URL: srv.URL}, o))
+		if err != io.EOF || len(got) != 8 {
+			t.Fatalf("events %q, end %v", got, err)
+		}
+		if c := srv.Conns(); len(c) != 2 || c[1].LastEventID != "5" || c[1].Sent[0].ID != "6" {
+			t.Errorf("connections %+v", c)
+		}
+	})
+	t.Run("an event cut off mid-way is never dispatched nor its id sent", func(t *testing.T) {
+		srv := ssetest.NewUnstarted(ssetest.Events(ssetest.Ms(1, 2, 3, 4, 5), -1))
+		srv.CutAt = 3 // the 4th event (id 4) goes out without its blank line
+		srv.Start()
+		t.Cleanup(srv.Close)
+		o := fast
+		o.OnDrop = func(d *rc.Drop) bool { return d.Conn == 0 }
+		got, _ := drain(t, session(t, rc.Request{URL: srv.URL}, o))
+		if want := "0:chunk 1 0:chunk 2 0:chunk 3 1:chunk 4 1:chunk 5"; strings.Join(got, " ") != want {
+			t.Errorf("events %q, want %q (id 4 once, on the new connection)", got, want)
+		}
+		if c := srv.Conns(); len(c) != 2 || c[1].LastEventID != "3" {
+			t.Errorf("resumed with %q, want 3", c[len(c)-1].LastEventID)
+		}
+	})
+	t.Run("an explicitly empty id sends no Last-Event-ID", func(t *testing.T) {
+		srv := ssetest.NewUnstarted([]ssetest.Step{{At: time.Millisecond, ID: "1", Data: "a"}, {At: 2 * time.Millisecond, Raw: "id\ndata: b\n\n"}})
+		srv.CloseAfter = 2
+		srv.Start()
+		t.Cleanup(srv.Close)
+		o := fast
+		o.OnDrop = func(d *rc.Drop) bool { return d.Conn == 0 }
+		drain(t, session(t, rc.Request{URL: srv.URL}, o))
+		if c := srv.Conns(); len(c) != 2 || c[1].LastEventID != "" {
+			t.Errorf("second connection sent Last-Event-ID %q, want none", c[len(c)-1].LastEventID)
+		}
+	})
+}
