@@ -169,7 +169,15 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 		}
 		return nil
 	}
-	flavours := map[string]bool{}
+	// The histogram flavours found, by card ("" region: the fleet).
+	flavours := map[[2]string]map[string]bool{}
+	flavour := func(region, target, f string) {
+		k := [2]string{region, target}
+		if flavours[k] == nil {
+			flavours[k] = map[string]bool{}
+		}
+		flavours[k][f] = true
+	}
 	for i, name := range []string{"tfc", "gap", "tail", "close"} {
 		sel := `drill="none"`
 		if name == "tfc" {
@@ -184,7 +192,7 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 				if !ok {
 					return
 				}
-				flavours["vmrange"] = true
+				flavour(region, s.labels["target"], "vmrange")
 				b := c.dists[i][s.labels["vmrange"]]
 				b.Lo, b.Hi, b.Count = lo*1000, hi*1000, b.Count+s.value
 				c.dists[i][s.labels["vmrange"]] = b
@@ -193,7 +201,7 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 				if err != nil {
 					return
 				}
-				flavours["le"] = true
+				flavour(region, s.labels["target"], "le")
 				c.le[i][le] += s.value
 			}
 		})
@@ -299,7 +307,7 @@ func (c *vmClass) dist(i int) scorecard.Dist {
 	return scorecard.Dist{Buckets: bs}
 }
 
-func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, flavours map[string]bool, budgets map[string]scorecard.Budget) []*scorecard.Card {
+func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, flavours map[[2]string]map[string]bool, budgets map[string]scorecard.Budget) []*scorecard.Card {
 	type cardKey struct{ region, target string }
 	samples := map[cardKey]map[string]bool{}
 	regions := map[string]bool{}
@@ -322,7 +330,6 @@ func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, f
 			regions[k.region] = true
 		}
 	}
-	res := resolution(flavours)
 	var cards []*scorecard.Card
 	for ck, present := range samples {
 		if ck.region == "" && len(regions) < 2 {
@@ -359,7 +366,7 @@ func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, f
 			ds = append(ds, vmDrillLine(name, drills[drillKey{ck.region, ck.target, name}]))
 		}
 		c := scorecard.BuildClasses(ck.target, cl, ds, budgets)
-		c.Region, c.Fleet, c.Resolution = ck.region, ck.region == "", res
+		c.Region, c.Fleet, c.Resolution = ck.region, ck.region == "", resolution(flavours[[2]string{ck.region, ck.target}])
 		c.Source = "VictoriaMetrics " + v.URL
 		if c.Fleet {
 			c.Source += fmt.Sprintf(", buckets of %d regions summed", len(regions))

@@ -28,6 +28,8 @@ Usage:
   streamprobe run [-config FILE]      run the scheduled daemon (metrics push, /metrics)
   streamprobe validate [-config FILE] check a config file
   streamprobe check -config FILE      the acceptance check before a rollout: scorecard, exit 0 or 1
+  streamprobe report -config FILE -log FILE | -vm URL
+                                      the scorecard over a window of results logs or VictoriaMetrics, by region
   streamprobe help [command]          show help for a command
 
 Run 'streamprobe COMMAND -h' for the flags of a command.
@@ -54,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(ctx, args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			return run([]string{args[1], "-h"}, stdout, stderr)
@@ -61,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run, validate or check; see 'streamprobe help')\n", args[0])
+		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run, validate, check or report; see 'streamprobe help')\n", args[0])
 		return exitUsage
 	}
 }
