@@ -366,7 +366,10 @@ func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, f
 			ds = append(ds, vmDrillLine(name, drills[drillKey{ck.region, ck.target, name}]))
 		}
 		c := scorecard.BuildClasses(ck.target, cl, ds, budgets)
-		c.Region, c.Fleet, c.Resolution = ck.region, ck.region == "", resolution(flavours[[2]string{ck.region, ck.target}])
+		c.Region, c.Fleet = ck.region, ck.region == ""
+		if len(cl) > 0 {
+			c.Resolution = resolution(flavours[[2]string{ck.region, ck.target}])
+		}
 		c.Source = "VictoriaMetrics " + v.URL
 		if c.Fleet {
 			c.Source += fmt.Sprintf(", buckets of %d regions summed", len(regions))

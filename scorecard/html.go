@@ -267,7 +267,10 @@ func strip(b *strings.Builder, ce *Cell, d Dist) {
 			fmt.Fprintf(&path, " H%.1f V%.1f", x(s[i]), y(float64(min(n, i+stepN))/float64(n)))
 		}
 	} else {
+		// Flat up to the first bucket, then straight within each bucket
+		// (where the values lie is not known inside it).
 		total, cum := float64(d.N()), 0.0
+		fmt.Fprintf(&path, " L%.1f %.1f", x(d.Buckets[0].Lo), y(0))
 		for _, bk := range d.Buckets {
 			cum += bk.Count
 			end := bk.Hi
