@@ -26,8 +26,8 @@ type Buffering struct {
 // Buffering reports whether the run looks proxy-buffered, and how: at
 // least 3 gaps, at least half of them under NearZeroGapMs, and a freeze
 // the user saw: a gap over StallThresholdMs, or a first chunk more than
-// StallThresholdMs after the headers. It needs the gap values, which only
-// an in-process record has (they are not in the JSON).
+// StallThresholdMs after the headers. It needs the gap values
+// (gaps.values_ms in the JSON).
 func (r Record) Buffering() (Buffering, bool) {
 	b := Buffering{Gaps: len(r.Gaps.Values), Bursts: 1}
 	for _, g := range r.Gaps.Values {

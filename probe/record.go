@@ -26,12 +26,15 @@ type Tokens struct {
 
 // Gaps summarises the intervals between consecutive content chunks.
 type Gaps struct {
-	Count  int       `json:"count"`
-	P50Ms  *float64  `json:"p50_ms,omitempty"`
-	P95Ms  *float64  `json:"p95_ms,omitempty"`
-	MaxMs  *float64  `json:"max_ms,omitempty"`
-	Last5  []float64 `json:"last5_ms,omitempty"`
-	Values []float64 `json:"-"`
+	Count int       `json:"count"`
+	P50Ms *float64  `json:"p50_ms,omitempty"`
+	P95Ms *float64  `json:"p95_ms,omitempty"`
+	MaxMs *float64  `json:"max_ms,omitempty"`
+	Last5 []float64 `json:"last5_ms,omitempty"`
+	// Values are every gap, in arrival order: what a report over the
+	// results log pools across runs (a percentile of per-run
+	// percentiles would not be the window's percentile).
+	Values []float64 `json:"values_ms,omitempty"`
 }
 
 // Record is the result of one request. Its JSON field names are a public

@@ -267,7 +267,10 @@ func (r *run) finish() {
 func fillScores(rec *Record, s Scores) {
 	rec.Chunks = s.Chunks
 	rec.TFCMs = s.TFC
-	rec.Gaps = Gaps{Count: len(s.Gaps), P50Ms: round3(s.GapP50), P95Ms: round3(s.GapP95), MaxMs: round3(s.GapMax), Values: s.Gaps}
+	rec.Gaps = Gaps{Count: len(s.Gaps), P50Ms: round3(s.GapP50), P95Ms: round3(s.GapP95), MaxMs: round3(s.GapMax)}
+	for _, g := range s.Gaps {
+		rec.Gaps.Values = append(rec.Gaps.Values, *round3(&g))
+	}
 	for _, g := range s.Last5 {
 		rec.Gaps.Last5 = append(rec.Gaps.Last5, *round3(&g))
 	}

@@ -44,6 +44,8 @@ func cellText(ce *Cell) (string, string) {
 		return text, "ok"
 	case "buffering":
 		switch {
+		case ce.Unknown:
+			return "not in the source", ""
 		case ce.Share == nil:
 			return "no runs", ""
 		case ce.Suspected == 0:
@@ -87,14 +89,48 @@ func cellText(ce *Cell) (string, string) {
 	return s, "ok"
 }
 
+// Title names the card: its target, and its region or the fleet.
+func (c *Card) Title() string {
+	switch {
+	case c.Fleet:
+		return "target " + c.Target + ", fleet (every region)"
+	case c.Region != "":
+		return "target " + c.Target + ", region " + c.Region
+	}
+	return "target " + c.Target
+}
+
+// runsText is the run count line: n per sample for check, the count of
+// each class for a report (runsPerSample 0).
+func (c *Card) runsText(runsPerSample int) string {
+	if runsPerSample > 0 {
+		return fmt.Sprintf("%d runs per sample", runsPerSample)
+	}
+	var parts []string
+	for _, s := range c.Samples {
+		n := 0
+		if cl := c.classes[s]; cl != nil {
+			n = cl.Runs
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", s, n))
+	}
+	return "runs: " + strings.Join(parts, ", ")
+}
+
 // Text renders the card as a table for a terminal or a log; color adds ANSI
 // colours to the marks.
 func (c *Card) Text(color bool, runsPerSample int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", paint("target "+c.Target, bold, color))
+	fmt.Fprintf(&b, "%s\n", paint(c.Title(), bold, color))
 	const w0, w = 16, 34
+	if c.Source != "" {
+		fmt.Fprintf(&b, "  from %s\n", c.Source)
+	}
+	if c.Resolution != "" {
+		fmt.Fprintf(&b, "  resolution: %s\n", c.Resolution)
+	}
 	if len(c.Samples) > 0 {
-		fmt.Fprintf(&b, "  %d runs per sample; cells: p50 / p95 (<= p95 budget)\n", runsPerSample)
+		fmt.Fprintf(&b, "  %s; cells: p50 / p95 (<= p95 budget)\n", c.runsText(runsPerSample))
 		head := fmt.Sprintf("  %-*s", w0, "")
 		for _, s := range c.Samples {
 			head += fmt.Sprintf("%-*s", w, s)
@@ -192,21 +228,34 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes the cards as JUnit XML.
+// WriteJUnit writes check's cards as JUnit XML.
 func WriteJUnit(w io.Writer, cards []*Card) error {
-	all := junitSuites{Name: "streamprobe check"}
+	return WriteJUnitNamed(w, "streamprobe check", cards)
+}
+
+// WriteJUnitNamed writes the cards as JUnit XML under name, one testsuite
+// per card (a report's region cards and fleet card apart).
+func WriteJUnitNamed(w io.Writer, name string, cards []*Card) error {
+	all := junitSuites{Name: name}
 	for _, c := range cards {
-		s := junitSuite{Name: "streamprobe check " + c.Target}
+		scope, class := c.Target, "streamprobe."+c.Target
+		switch {
+		case c.Fleet:
+			scope, class = c.Target+" fleet", "streamprobe.fleet."+c.Target
+		case c.Region != "":
+			scope, class = c.Target+" region "+c.Region, "streamprobe."+c.Region+"."+c.Target
+		}
+		s := junitSuite{Name: name + " " + scope}
 		for _, ce := range c.Cells {
 			text, _ := cellText(&ce)
-			tc := junitCase{Name: ce.Sample + " " + rowNames[ce.Row], Classname: "streamprobe." + c.Target + "." + ce.Sample, SystemOut: text}
+			tc := junitCase{Name: ce.Sample + " " + rowNames[ce.Row], Classname: class + "." + ce.Sample, SystemOut: text}
 			if ce.Over {
 				tc.Failure = &junitFailure{Message: ce.Why, Type: "over_budget", Text: ce.Sample + " " + rowNames[ce.Row] + ": " + ce.Why}
 			}
 			s.Cases = append(s.Cases, tc)
 		}
 		for _, d := range c.Drills {
-			tc := junitCase{Name: "drill " + d.Drill, Classname: "streamprobe." + c.Target + ".drills", SystemOut: d.Verdict + ": " + d.Detail}
+			tc := junitCase{Name: "drill " + d.Drill, Classname: class + ".drills", SystemOut: d.Verdict + ": " + d.Detail}
 			if d.Failed {
 				msg := d.Detail
 				if d.Error != "" {

@@ -8,8 +8,10 @@ package scorecard
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/streamprobe/streamprobe/probe"
 )
@@ -80,6 +82,11 @@ type Cell struct {
 	P50    *float64 `json:"p50_ms,omitempty"`
 	P95    *float64 `json:"p95_ms,omitempty"`
 	Budget *float64 `json:"budget_p95_ms,omitempty"`
+	// P50Bucket and P95Bucket are the histogram buckets [lo, hi] ms the
+	// percentiles lie in, when they come from buckets: the value is
+	// known to within its bucket.
+	P50Bucket *[2]float64 `json:"p50_bucket_ms,omitempty"`
+	P95Bucket *[2]float64 `json:"p95_bucket_ms,omitempty"`
 	// Share is the stall share (runs with any gap over 250 ms) in the
 	// stall_share row, the share of runs that look proxy-buffered in the
 	// buffering row; ShareBudget is the stall-share budget.
@@ -96,8 +103,11 @@ type Cell struct {
 	FirstChunkAfterHeadersP50Ms *float64 `json:"first_chunk_after_headers_p50_ms,omitempty"`
 	// Outcomes counts the runs by outcome (outcomes row).
 	Outcomes map[string]int `json:"outcomes,omitempty"`
-	Over     bool           `json:"over"`
-	Why      string         `json:"why,omitempty"`
+	// Unknown marks a row the source cannot tell (buffering from
+	// metrics).
+	Unknown bool   `json:"unknown,omitempty"`
+	Over    bool   `json:"over"`
+	Why     string `json:"why,omitempty"`
 }
 
 // Drill is the result of one resume drill.
@@ -107,8 +117,80 @@ type Drill struct {
 	Detail    string `json:"detail,omitempty"`
 	Outcome   string `json:"outcome"`
 	Error     string `json:"error,omitempty"`
-	RequestID string `json:"request_id"`
+	RequestID string `json:"request_id,omitempty"`
 	Failed    bool   `json:"failed"`
+	// Runs, FailedRuns and Verdicts sum up the runs of a drill over a
+	// window (report); check has one run per drill and leaves them out.
+	Runs       int            `json:"runs,omitempty"`
+	FailedRuns int            `json:"failed_runs,omitempty"`
+	Verdicts   map[string]int `json:"verdicts,omitempty"`
+}
+
+// SumDrill sums the runs of one drill over a window into one line: failed
+// when any run failed, the verdict the most frequent failing one (else the
+// most frequent), the detail, error and request id of the last run with
+// that verdict.
+func SumDrill(name string, runs []Run) Drill {
+	d := Drill{Drill: name, Runs: len(runs), Verdicts: map[string]int{}}
+	for _, r := range runs {
+		v := string(r.Record.Verdict)
+		if v == "" {
+			v = "none"
+		}
+		d.Verdicts[v]++
+		if !r.Record.Passed() {
+			d.FailedRuns++
+		}
+	}
+	d.Failed = d.FailedRuns > 0
+	d.Verdict = pickVerdict(d.Verdicts)
+	for _, r := range runs {
+		v := string(r.Record.Verdict)
+		if v == "" {
+			v = "none"
+		}
+		if v == d.Verdict && (!d.Failed || !r.Record.Passed()) {
+			one := DrillOf(r)
+			d.Detail, d.Error, d.Outcome, d.RequestID = one.Detail, one.Error, one.Outcome, one.RequestID
+		}
+	}
+	sum := fmt.Sprintf("%d of %d runs failed (%s)", d.FailedRuns, d.Runs, verdictCounts(d.Verdicts))
+	if d.Detail != "" {
+		sum += "; last: " + d.Detail
+	}
+	d.Detail = sum
+	return d
+}
+
+// SumVerdicts is the line of a drill from counted verdicts (the
+// metrics): runs, failed runs and runs by verdict ("none": failed before
+// a verdict).
+func SumVerdicts(name string, runs, failed int, verdicts map[string]int) Drill {
+	d := Drill{Drill: name, Runs: runs, FailedRuns: failed, Failed: failed > 0, Verdicts: verdicts, Verdict: pickVerdict(verdicts)}
+	d.Detail = fmt.Sprintf("%d of %d runs failed (%s)", failed, runs, verdictCounts(verdicts))
+	return d
+}
+
+// pickVerdict is the most frequent failing verdict ("none": a run that
+// failed before a verdict), else the most frequent, ties by name.
+func pickVerdict(counts map[string]int) string {
+	best, bestFailing := "", false
+	for _, v := range slices.Sorted(maps.Keys(counts)) {
+		failing := v == "none" || probe.Verdict(v).Failed()
+		switch {
+		case best == "", failing && !bestFailing, failing == bestFailing && counts[v] > counts[best]:
+			best, bestFailing = v, failing
+		}
+	}
+	return best
+}
+
+func verdictCounts(counts map[string]int) string {
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", v, counts[v]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Card is the scorecard of one target.
@@ -121,8 +203,18 @@ type Card struct {
 	RequestIDs map[string][]string `json:"request_ids"`
 	Pass       bool                `json:"pass"`
 
-	runs   map[string][]Run
-	drills []Run
+	// Region is the region of a report's card ("" for check); Fleet
+	// marks the card of every region together.
+	Region string `json:"region,omitempty"`
+	Fleet  bool   `json:"fleet,omitempty"`
+	// Source says where the numbers come from and Resolution how exact
+	// they are (bucket bounds of a histogram source).
+	Source     string `json:"source,omitempty"`
+	Resolution string `json:"resolution,omitempty"`
+
+	runs    map[string][]Run
+	drills  []Run
+	classes map[string]*Class
 }
 
 func pcts(vals []float64) (*float64, *float64) {
@@ -143,62 +235,145 @@ func budgetPtr(v float64) *float64 {
 	return &v
 }
 
+// Class is what a card needs of one sample class, whether it comes from
+// runs (check, results logs: ClassOf) or from histogram buckets and
+// counters (VictoriaMetrics).
+type Class struct {
+	Sample string
+	// TFC, Gap, Tail and Close hold the values of the runs that ended as
+	// the sample intends and were not resumed (every gap of them, pooled).
+	TFC, Gap, Tail, Close Dist
+	// Runs counts every run; Good the runs the cells measure; Stalled
+	// those of Good with a gap over 250 ms; Resumed the resumed runs.
+	Runs, Good, Stalled, Resumed int
+	// Outcomes counts the runs by outcome; Failed the runs that did not
+	// pass, BadVerdict those of them failed by a resume verdict only.
+	Outcomes           map[string]int
+	Failed, BadVerdict int
+	// Buffering is nil when the source cannot tell (the metrics carry no
+	// bursts).
+	Buffering *BufferingRuns
+	// Tokens are the completion tokens of the intended runs, TPS the
+	// visible tokens/s of every run that had them.
+	Tokens, TPS []float64
+	RequestIDs  []string
+}
+
+// BufferingRuns are the runs of a class that look proxy-buffered.
+type BufferingRuns struct {
+	Suspected            int
+	Bursts, AfterHeaders []float64
+	FreezeMax            *float64
+}
+
+// ClassOf reduces the runs of one sample to a Class.
+func ClassOf(sample string, runs []Run) Class {
+	cl := Class{Sample: sample, Runs: len(runs), Outcomes: map[string]int{}, Buffering: &BufferingRuns{}}
+	cl.TFC.Values, cl.Gap.Values, cl.Tail.Values, cl.Close.Values = []float64{}, []float64{}, []float64{}, []float64{}
+	for _, r := range runs {
+		rec := r.Record
+		cl.RequestIDs = append(cl.RequestIDs, rec.RequestID)
+		cl.Outcomes[string(rec.Outcome)]++
+		if rec.Resumed {
+			cl.Resumed++
+		}
+		if rec.VisibleTPS != nil {
+			cl.TPS = append(cl.TPS, *rec.VisibleTPS)
+		}
+		if !rec.Passed() {
+			cl.Failed++
+			if rec.Intended() {
+				cl.BadVerdict++
+			}
+		}
+		if !rec.Intended() {
+			continue
+		}
+		if rec.Tokens != nil {
+			cl.Tokens = append(cl.Tokens, float64(rec.Tokens.Completion))
+		}
+		// Resumed runs never enter these cells.
+		if rec.Resumed {
+			continue
+		}
+		cl.Good++
+		if rec.TFCMs != nil {
+			cl.TFC.Values = append(cl.TFC.Values, *rec.TFCMs)
+		}
+		cl.Gap.Values = append(cl.Gap.Values, rec.Gaps.Values...)
+		if rec.TailMs != nil {
+			cl.Tail.Values = append(cl.Tail.Values, *rec.TailMs)
+		}
+		if rec.CloseMs != nil {
+			cl.Close.Values = append(cl.Close.Values, *rec.CloseMs)
+		}
+		if rec.Stalls > 0 {
+			cl.Stalled++
+		}
+		if bf, ok := rec.Buffering(); ok {
+			b := cl.Buffering
+			b.Suspected++
+			b.Bursts = append(b.Bursts, float64(bf.Bursts))
+			if bf.HeadersToFirstChunkMs != nil {
+				b.AfterHeaders = append(b.AfterHeaders, *bf.HeadersToFirstChunkMs)
+			}
+			if bf.Freezes > 0 && (b.FreezeMax == nil || bf.LongestFreezeMs > *b.FreezeMax) {
+				b.FreezeMax = &bf.LongestFreezeMs
+			}
+		}
+	}
+	return cl
+}
+
+// DrillOf is the scorecard line of one drill run.
+func DrillOf(r Run) Drill {
+	rec := r.Record
+	d := Drill{Drill: rec.Drill, Verdict: string(rec.Verdict), Detail: rec.ResumeDetail, Outcome: string(rec.Outcome),
+		RequestID: rec.RequestID, Failed: !rec.Passed()}
+	if !rec.Intended() {
+		d.Error = rec.Error
+	}
+	return d
+}
+
 // Build reduces runs (by sample) and drill runs of one target. samples
 // gives the column order.
 func Build(target string, samples []string, runs map[string][]Run, drills []Run, budgets map[string]Budget) *Card {
-	c := &Card{Target: target, Samples: samples, RequestIDs: map[string][]string{}, runs: runs, drills: drills}
+	sort.SliceStable(drills, func(i, j int) bool {
+		return slices.Index(probe.DrillNames, drills[i].Record.Drill) < slices.Index(probe.DrillNames, drills[j].Record.Drill)
+	})
+	var classes []Class
 	for _, s := range samples {
-		b := budgets[s]
-		var tfc, gaps, tail, closeMs, bursts, afterHeaders []float64
-		var freezeMax *float64
-		stalled, good, suspected := 0, 0, 0
-		outcomes := map[string]int{}
-		failed, badVerdict := 0, 0
-		for _, r := range runs[s] {
-			rec := r.Record
-			c.RequestIDs[s] = append(c.RequestIDs[s], rec.RequestID)
-			outcomes[string(rec.Outcome)]++
-			if !rec.Passed() {
-				failed++
-				if rec.Intended() {
-					badVerdict++
-				}
-			}
-			if !rec.Intended() {
-				continue
-			}
-			// Resumed runs never enter these cells.
-			if rec.Resumed {
-				continue
-			}
-			good++
-			if rec.TFCMs != nil {
-				tfc = append(tfc, *rec.TFCMs)
-			}
-			gaps = append(gaps, rec.Gaps.Values...)
-			if rec.TailMs != nil {
-				tail = append(tail, *rec.TailMs)
-			}
-			if rec.CloseMs != nil {
-				closeMs = append(closeMs, *rec.CloseMs)
-			}
-			if rec.Stalls > 0 {
-				stalled++
-			}
-			if bf, ok := rec.Buffering(); ok {
-				suspected++
-				bursts = append(bursts, float64(bf.Bursts))
-				if bf.HeadersToFirstChunkMs != nil {
-					afterHeaders = append(afterHeaders, *bf.HeadersToFirstChunkMs)
-				}
-				if bf.Freezes > 0 && (freezeMax == nil || bf.LongestFreezeMs > *freezeMax) {
-					freezeMax = &bf.LongestFreezeMs
-				}
-			}
+		classes = append(classes, ClassOf(s, runs[s]))
+	}
+	var ds []Drill
+	for _, r := range drills {
+		ds = append(ds, DrillOf(r))
+	}
+	c := BuildClasses(target, classes, ds, budgets)
+	c.runs, c.drills = runs, drills
+	return c
+}
+
+// BuildClasses makes the card of one target from its classes (in column
+// order) and drill lines: the cells against the budgets, the triage and
+// the verdict. check and report share it, so a window of data gets the
+// same card as a check would.
+func BuildClasses(target string, classes []Class, drills []Drill, budgets map[string]Budget) *Card {
+	c := &Card{Target: target, RequestIDs: map[string][]string{}, classes: map[string]*Class{}, Drills: drills}
+	for i := range classes {
+		cl := &classes[i]
+		s := cl.Sample
+		c.Samples = append(c.Samples, s)
+		c.classes[s] = cl
+		if cl.RequestIDs != nil {
+			c.RequestIDs[s] = cl.RequestIDs
 		}
-		cell := func(row string, vals []float64, budget float64) {
-			p50, p95 := pcts(vals)
-			ce := Cell{Row: row, Sample: s, N: len(vals), P50: p50, P95: p95, Budget: budgetPtr(budget)}
+		b := budgets[s]
+		cell := func(row string, d Dist, budget float64) {
+			p50, b50 := d.quantile(0.5)
+			p95, b95 := d.quantile(0.95)
+			ce := Cell{Row: row, Sample: s, N: d.N(), P50: p50, P95: p95, P50Bucket: b50, P95Bucket: b95, Budget: budgetPtr(budget)}
 			switch {
 			case ce.Budget != nil && p95 == nil:
 				ce.Over, ce.Why = true, "no successful run to measure"
@@ -207,55 +382,45 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 			}
 			c.Cells = append(c.Cells, ce)
 		}
-		cell("tfc", tfc, b.TFC)
-		cell("gap", gaps, b.Gap)
-		cell("tail", tail, b.Tail)
-		cell("close", closeMs, 0)
+		cell("tfc", cl.TFC, b.TFC)
+		cell("gap", cl.Gap, b.Gap)
+		cell("tail", cl.Tail, b.Tail)
+		cell("close", cl.Close, 0)
 		shareBudget := DefaultStallShare
 		if b.StallShare != nil {
 			shareBudget = *b.StallShare
 		}
+		good := cl.Good
 		share := Cell{Row: "stall_share", Sample: s, N: good, ShareBudget: &shareBudget}
 		if good > 0 {
-			v := float64(stalled) / float64(good)
+			v := float64(cl.Stalled) / float64(good)
 			share.Share = &v
 			if v > shareBudget {
-				share.Over, share.Why = true, fmt.Sprintf("%d of %d runs stalled over 250 ms (%.0f%%), over the %s budget", stalled, good, v*100, pctText(shareBudget))
+				share.Over, share.Why = true, fmt.Sprintf("%d of %d runs stalled over 250 ms (%.0f%%), over the %s budget", cl.Stalled, good, v*100, pctText(shareBudget))
 			}
 		}
 		c.Cells = append(c.Cells, share)
-		buf := Cell{Row: "buffering", Sample: s, N: good, Suspected: suspected, FreezeMaxMs: freezeMax}
-		if good > 0 {
-			v := float64(suspected) / float64(good)
-			buf.Share = &v
-			buf.BurstsP50, _ = pcts(bursts)
-			buf.FirstChunkAfterHeadersP50Ms, _ = pcts(afterHeaders)
-			if suspected > 0 && v >= BufferingShare {
-				buf.Over, buf.Why = true, fmt.Sprintf("suspected proxy buffering in %d of %d runs: %s", suspected, good, burstText(&buf))
+		buf := Cell{Row: "buffering", Sample: s, N: good}
+		if bf := cl.Buffering; bf != nil && good > 0 {
+			v := float64(bf.Suspected) / float64(good)
+			buf.Share, buf.Suspected, buf.FreezeMaxMs = &v, bf.Suspected, bf.FreezeMax
+			buf.BurstsP50, _ = pcts(bf.Bursts)
+			buf.FirstChunkAfterHeadersP50Ms, _ = pcts(bf.AfterHeaders)
+			if bf.Suspected > 0 && v >= BufferingShare {
+				buf.Over, buf.Why = true, fmt.Sprintf("suspected proxy buffering in %d of %d runs: %s", bf.Suspected, good, burstText(&buf))
 			}
+		} else if bf == nil {
+			buf.Unknown = true
 		}
 		c.Cells = append(c.Cells, buf)
-		oc := Cell{Row: "outcomes", Sample: s, N: len(runs[s]), Outcomes: outcomes}
-		if failed > 0 {
-			oc.Over, oc.Why = true, fmt.Sprintf("%d of %d runs did not end as the %s sample should", failed, len(runs[s]), s)
-			if badVerdict > 0 {
-				oc.Why += fmt.Sprintf(" (%d with a failing resume verdict)", badVerdict)
+		oc := Cell{Row: "outcomes", Sample: s, N: cl.Runs, Outcomes: cl.Outcomes}
+		if cl.Failed > 0 {
+			oc.Over, oc.Why = true, fmt.Sprintf("%d of %d runs did not end as the %s sample should", cl.Failed, cl.Runs, s)
+			if cl.BadVerdict > 0 {
+				oc.Why += fmt.Sprintf(" (%d with a failing resume verdict)", cl.BadVerdict)
 			}
 		}
 		c.Cells = append(c.Cells, oc)
-	}
-	sort.SliceStable(drills, func(i, j int) bool {
-		return slices.Index(probe.DrillNames, drills[i].Record.Drill) < slices.Index(probe.DrillNames, drills[j].Record.Drill)
-	})
-	c.drills = drills
-	for _, r := range drills {
-		rec := r.Record
-		d := Drill{Drill: rec.Drill, Verdict: string(rec.Verdict), Detail: rec.ResumeDetail, Outcome: string(rec.Outcome),
-			RequestID: rec.RequestID, Failed: !rec.Passed()}
-		if !rec.Intended() {
-			d.Error = rec.Error
-		}
-		c.Drills = append(c.Drills, d)
 	}
 	c.Triage = c.triage()
 	c.Pass = true
@@ -345,15 +510,7 @@ func (c *Card) triage() []string {
 }
 
 func (c *Card) tokens(s string) string {
-	var comp, tps []float64
-	for _, r := range c.runs[s] {
-		if r.Record.Tokens != nil && r.Record.Intended() {
-			comp = append(comp, float64(r.Record.Tokens.Completion))
-		}
-		if r.Record.VisibleTPS != nil {
-			tps = append(tps, *r.Record.VisibleTPS)
-		}
-	}
+	comp, tps := c.classes[s].Tokens, c.classes[s].TPS
 	if len(comp) == 0 {
 		return "no token counts were reported, so a longer answer cannot be told from a slower one"
 	}
@@ -403,12 +560,7 @@ func (c *Card) prompt() string {
 }
 
 func (c *Card) resumeRate(s string) string {
-	n, resumed := len(c.runs[s]), 0
-	for _, r := range c.runs[s] {
-		if r.Record.Resumed {
-			resumed++
-		}
-	}
+	n, resumed := c.classes[s].Runs, c.classes[s].Resumed
 	msg := fmt.Sprintf("%d of %d runs resumed", resumed, n)
 	failed := 0
 	for _, d := range c.Drills {

@@ -30,6 +30,8 @@ Usage:
   streamprobe run [-config FILE]      run the scheduled daemon (metrics push, /metrics)
   streamprobe validate [-config FILE] check a config file
   streamprobe check -config FILE      the acceptance check before a rollout: scorecard, exit 0 or 1
+  streamprobe report -config FILE -log FILE | -vm URL
+                                      the scorecard over a window of results logs or VictoriaMetrics, by region
   streamprobe help [command]          show help for a command
   streamprobe version                 print the version (also --version)
 
@@ -57,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(ctx, args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(ctx, args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "streamprobe %s\n", version.String())
 		return exitOK
@@ -67,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run, validate or check; see 'streamprobe help')\n", args[0])
+		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run, validate, check or report; see 'streamprobe help')\n", args[0])
 		return exitUsage
 	}
 }

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/report"
+	"github.com/streamprobe/streamprobe/scorecard"
+)
+
+const reportUsage = `Usage: streamprobe report -config FILE (-log [REGION=]FILE... | -vm URL) [-since T] [-until T]
+       [-target NAME]... [-region NAME]... [-json] [-junit FILE] [-html FILE]
+
+The scorecard over a window of data that already exists, without probing
+anything: the records of the daemons' results logs (-log, JSON lines as
+results_log writes them; repeatable, shell patterns allowed, so
+-log 'results.jsonl*' takes rotated files too), or the histogram buckets
+and counters they pushed to VictoriaMetrics (-vm). One card per region and
+target, plus the fleet's card (every region together) when there are
+several regions; the same rows, budgets ([budget.<sample>] of -config),
+triage and verdict as check. Percentiles come from the pooled per-run
+values (logs) or the summed buckets (VictoriaMetrics: the card says the
+bucket resolution), never from averaging percentiles. Drill runs are summed
+per drill: red when any run failed.
+
+A record's region is its "region" field when it has one, else the REGION
+of its -log, else "none". -since and -until take an RFC 3339 time or a
+duration back from now (24h); the window holds runs started at or after
+-since and before -until (a record's started_at). With -vm the window ends
+at -until (default now) and starts at -since (default 24h before).
+
+Exit 0 when every card passes, 1 when a card has a red cell or a failing
+drill, or no run is in the window, 2 for a config or usage error or
+unreadable data.
+
+Flags:
+`
+
+func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	path := configFlag(fs)
+	var logs, targets, regions listFlag
+	fs.Var(&logs, "log", "a results log, [REGION=]FILE or a shell pattern (repeatable); REGION is the region of its records that carry none")
+	vmURL := fs.String("vm", "", "VictoriaMetrics query API base URL (http://host:8428, or vmselect's http://host:8481/select/0/prometheus) instead of -log")
+	since := fs.String("since", "", "window start: RFC 3339 time, or a duration back from now (24h); default: no bound (-vm: 24h before -until)")
+	until := fs.String("until", "", "window end (exclusive): RFC 3339 time, or a duration back from now; default: now")
+	fs.Var(&targets, "target", "only this target (repeatable; default: every target)")
+	fs.Var(&regions, "region", "only this region (repeatable; default: every region)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of the tables")
+	junit := fs.String("junit", "", "also write JUnit XML to this file (one testsuite per card)")
+	htmlOut := fs.String("html", "", "also write a self-contained HTML report to this file")
+	if code, ok := parseFlags(fs, args, stderr, reportUsage); !ok {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "streamprobe report: "+format+"\n", a...)
+		return exitUsage
+	}
+	if (len(logs) == 0) == (*vmURL == "") {
+		return fail("give -log FILE or -vm URL (one of them)")
+	}
+	now := time.Now()
+	var f report.Filter
+	var err error
+	if f.Since, err = parseWhen(*since, now); err != nil {
+		return fail("-since: %v", err)
+	}
+	if f.Until, err = parseWhen(*until, now); err != nil {
+		return fail("-until: %v", err)
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		return fail("-since (%s) must be before -until (%s)", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
+	}
+	f.Targets, f.Regions = targets, regions
+	// A report sends no request: the config is read for its budgets,
+	// and no secret it names is looked up.
+	cfg, err := config.Load(*path, func(string) string { return "unused by report" })
+	if err != nil {
+		return fail("%v", err)
+	}
+	budgets := map[string]scorecard.Budget{}
+	for s, b := range cfg.Budgets {
+		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
+	}
+	var cards []*scorecard.Card
+	source := map[string]any{}
+	if *vmURL != "" {
+		if f.Until.IsZero() {
+			f.Until = now
+		}
+		if f.Since.IsZero() {
+			f.Since = f.Until.Add(-report.DefaultWindow)
+		}
+		vm := report.VM{URL: *vmURL, HTTP: &http.Client{Timeout: time.Minute}}
+		if cards, err = vm.Cards(ctx, f, budgets); err != nil {
+			return fail("%v", err)
+		}
+		source["victoriametrics"] = *vmURL
+	} else {
+		files, err := logFiles(logs)
+		if err != nil {
+			return fail("-log: %v", err)
+		}
+		l, err := report.ReadLogs(files, f)
+		if err != nil {
+			return fail("%v", err)
+		}
+		cards = l.Cards(budgets)
+		fmt.Fprintf(stderr, "streamprobe report: %d line(s) in %d file(s): %d run(s) kept, %d outside the window or filters, %d not a record, %d without a start time, %d cut by a shutdown\n",
+			l.Lines, len(files), l.Kept, l.Outside, l.Bad, l.NoTime, l.Shutdown)
+		var paths []string
+		for _, lf := range files {
+			paths = append(paths, lf.Path)
+		}
+		source["logs"], source["runs"] = paths, l.Kept
+	}
+	if !f.Since.IsZero() {
+		source["since"] = f.Since.UTC().Format(time.RFC3339)
+	}
+	if !f.Until.IsZero() {
+		source["until"] = f.Until.UTC().Format(time.RFC3339)
+	}
+	if len(cards) == 0 {
+		fmt.Fprintln(stderr, "streamprobe report: no run in the window")
+		return exitFail
+	}
+	pass := true
+	for _, c := range cards {
+		pass = pass && c.Pass
+	}
+	if *asJSON {
+		json.NewEncoder(stdout).Encode(map[string]any{"pass": pass, "source": source, "cards": cards})
+	} else {
+		color := isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && stdout == io.Writer(os.Stdout)
+		for i, c := range cards {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			io.WriteString(stdout, c.Text(color, 0))
+		}
+	}
+	if *junit != "" {
+		if err := writeFile(*junit, func(w io.Writer) error { return scorecard.WriteJUnitNamed(w, "streamprobe report", cards) }); err != nil {
+			fmt.Fprintf(stderr, "streamprobe report: -junit: %v\n", err)
+			return exitFail
+		}
+	}
+	if *htmlOut != "" {
+		page := scorecard.Page{Title: "streamprobe report", Generated: now, Window: windowText(f)}
+		if err := writeFile(*htmlOut, func(w io.Writer) error { return scorecard.WritePage(w, page, cards) }); err != nil {
+			fmt.Fprintf(stderr, "streamprobe report: -html: %v\n", err)
+			return exitFail
+		}
+	}
+	if pass {
+		return exitOK
+	}
+	return exitFail
+}
+
+// parseWhen reads an RFC 3339 time or a duration back from now; "" is no
+// bound.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-12-03T00:00:00Z) nor a duration back from now (24h)", s)
+}
+
+// logFiles expands the -log arguments: [REGION=]PATH, PATH a file or a
+// shell pattern. A PATH that exists as given is never split at "=".
+func logFiles(args []string) ([]report.LogFile, error) {
+	var out []report.LogFile
+	for _, a := range args {
+		region, p := "", a
+		if _, err := os.Stat(a); err != nil {
+			if r, rest, ok := strings.Cut(a, "="); ok && r != "" {
+				region, p = r, rest
+			}
+		}
+		matches, err := filepath.Glob(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", p, err)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("%q: no such file", p)
+		}
+		for _, m := range matches {
+			out = append(out, report.LogFile{Path: m, Region: region})
+		}
+	}
+	return out, nil
+}
+
+func windowText(f report.Filter) string {
+	switch {
+	case f.Since.IsZero() && f.Until.IsZero():
+		return "every run in the data"
+	case f.Since.IsZero():
+		return "runs before " + f.Until.UTC().Format(time.RFC3339)
+	case f.Until.IsZero():
+		return "runs from " + f.Since.UTC().Format(time.RFC3339)
+	}
+	return "runs from " + f.Since.UTC().Format(time.RFC3339) + " to " + f.Until.UTC().Format(time.RFC3339)
+}

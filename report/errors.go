@@ -1,0 +1,11 @@
+package report
+
+import "errors"
+
+// Sentinel errors; errors.Is works through the wrapping.
+var (
+	// ErrLog: a results log could not be read.
+	ErrLog = errors.New("report: results log")
+	// ErrQuery: VictoriaMetrics did not answer a query.
+	ErrQuery = errors.New("report: victoriametrics query")
+)
