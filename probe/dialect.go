@@ -169,9 +169,14 @@ func (sseDialect) EOFIsEnd(t Target) bool { return t.EndEvent == "" && t.EndData
 
 func (sseDialect) Resumable() bool { return true }
 
-// Cursor is the SSE last event ID: the id field persists across events.
+// Cursor is the SSE last event ID, from an event that carried an id field
+// (the id persists across events, so the probe keeps the last one; no copy
+// is made for the events between).
 func (sseDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) {
-	return string(ev.ID), ev.HasID
+	if !ev.HasID {
+		return "", false
+	}
+	return string(ev.ID), true
 }
 
 // Resume resends the request with Last-Event-ID.

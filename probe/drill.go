@@ -132,9 +132,13 @@ type resumeCheck struct {
 	opaque  bool
 	seen    map[uint64]seenEvent // by hash of the id
 	window  [checkWindow]uint64  // id hashes by position mod checkWindow
+	ints    [checkWindow]int64   // their integer values (-1: not an integer)
+	gone    int64                // the largest integer id the window let go; -1 none
 	texts   [rewindIDs]string    // id texts by position mod rewindIDs
 	n       int                  // positions so far
 	firstID string               // the first id of the stream
+	first0  seenEvent            // the first event, kept whatever the window evicts
+	firstK  uint64               // its id's hash
 	maxInt  int64
 	hasInt  bool
 	notInt  string // an id that is not an integer, when one came
@@ -152,7 +156,7 @@ type resumeCheck struct {
 }
 
 func newResumeCheck(opaque bool, label func(string) string) *resumeCheck {
-	return &resumeCheck{opaque: opaque, seen: make(map[uint64]seenEvent), sentPos: -1, label: label}
+	return &resumeCheck{opaque: opaque, seen: make(map[uint64]seenEvent), sentPos: -1, label: label, gone: -1}
 }
 
 func hash64(parts ...[]byte) uint64 {
@@ -196,7 +200,23 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	first := c.first
 	c.first = false
 	key, h := idHash(id), hash64(typ, data)
-	if s, ok := c.seen[key]; ok {
+	s, ok := c.seen[key]
+	if !ok && c.n > 0 && key == c.firstK {
+		s, ok = c.first0, true // a restart from the first event, however long ago
+	}
+	if !ok && !c.opaque && c.hasInt {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil && n <= c.gone {
+			// An integer id already passed that the window no longer
+			// holds: a replay from further back than it remembers.
+			c.replayed++
+			c.duplicates++
+			if first {
+				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s (older than the check's window of %d ids)", id, c.label(c.sentID), checkWindow))
+			}
+			return true
+		}
+	}
+	if ok {
 		c.replayed++
 		if first && c.sentPos >= 0 && s.pos <= c.sentPos {
 			switch {
@@ -252,15 +272,21 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 // once the window is full.
 func (c *resumeCheck) remember(id string, key, h uint64) {
 	if c.n == 0 {
-		c.firstID = id
+		c.firstID, c.firstK, c.first0 = id, key, seenEvent{pos: 0, hash: h}
 	}
+	i := c.n % checkWindow
 	if c.n >= checkWindow {
-		old := c.window[c.n%checkWindow]
+		old := c.window[i]
 		if s, ok := c.seen[old]; ok && s.pos == c.n-checkWindow {
 			delete(c.seen, old)
 		}
+		c.gone = max(c.gone, c.ints[i])
 	}
-	c.window[c.n%checkWindow] = key
+	c.window[i] = key
+	c.ints[i] = -1
+	if n, err := strconv.ParseInt(id, 10, 64); err == nil && n >= 0 {
+		c.ints[i] = n
+	}
 	c.seen[key] = seenEvent{pos: c.n, hash: h}
 	if len(id) <= maxRewindID {
 		c.texts[c.n%rewindIDs] = id

@@ -18,7 +18,7 @@ const MaxMessage = 200
 // of the target's headers is redacted before the message is cut to
 // MaxMessage bytes, and it is one line of printable text.
 func boundMessage(t Target, m string) string {
-	return resumeclient.Scrub(m, resumeclient.Secrets(t.Header), MaxMessage)
+	return resumeclient.Scrub(m, resumeclient.Secrets(t.Header, resumeclient.URLSecrets(t.URL)...), MaxMessage)
 }
 
 // jsonError turns an encoding/json error about an event of dialect into a

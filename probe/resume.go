@@ -15,7 +15,7 @@ const maxServerRetry = 30 * time.Second
 
 // onConnect takes a new connection of the session into the timeline.
 func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) error {
-	r.st, r.conn, r.connTexts = st, info.Index, 0
+	r.st, r.conn, r.connTexts, r.connRetries = st, info.Index, 0, 0
 	r.firstOnConn = info.Index > 0
 	r.dropAfter = r.dropAfterFor(r.step)
 	if info.Index == 0 {
@@ -25,8 +25,15 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 		r.rec.RetryAfterMs = retryAfter(info.Header, time.Now())
 		if r.drill != DrillNone && r.o.Drill.DropAt > 0 {
 			// The first drop comes at DropAt, on whichever connection is
-			// open then.
-			r.dropTimer = time.AfterFunc(r.o.Drill.DropAt-r.now().Sub(info.Start), r.sess.Restart)
+			// open then, once an event gave a cursor to resume from (else
+			// right after the first one that does). Exactly one of the
+			// timer and the reader takes dropDue and drops.
+			r.dropTimer = time.AfterFunc(r.o.Drill.DropAt-r.now().Sub(info.Start), func() {
+				r.dropDue.Store(true)
+				if r.cursorSeen.Load() && r.dropDue.CompareAndSwap(true, false) {
+					r.sess.Restart()
+				}
+			})
 		}
 		return nil
 	}
@@ -96,12 +103,25 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.tl.End = d.At
 		r.rec.Outcome = Success
 		return false
+	case errors.Is(d.Err, resumeclient.ErrConnect) && len(r.tl.Reconnects) > 0:
+		// The resume request itself failed (refused, or closed before its
+		// headers): the same request again, within the bound; the drop
+		// it resumes from keeps its time.
+		r.connRetries++
+		if n := orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects); r.connRetries > n {
+			r.classify(d.Err)
+			r.rec.Error += fmt.Sprintf(" (gave up after %d attempts to reconnect)", n)
+			return false
+		}
+		d.Next, d.Wait = r.resumeReq, time.Duration(r.connRetries)*100*time.Millisecond
+		r.ended = false
+		return true
 	case r.check != nil && serverDrop(d.Err):
 		// A drop by the server (clean end before the end marker, broken
-		// connection, read timeout, failed reconnect): resume as a
-		// client must, within the bound.
+		// connection, read timeout): resume as a client must, within the
+		// bound (the drill's own reconnects do not count against it).
 		r.rec.ServerDrops++
-		if n := orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects); len(r.tl.Reconnects) >= n {
+		if n := orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects); r.rec.ServerDrops > n {
 			r.classify(d.Err)
 			r.rec.Error += fmt.Sprintf(" (gave up after %d reconnects)", n)
 			return false
@@ -123,7 +143,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.fail(UpstreamError, "cannot resume: %v", err)
 		return false
 	}
-	d.Next, d.Wait = next, 0
+	d.Next, d.Wait, r.resumeReq = next, 0, next
 	if byServer && d.HasRetry {
 		d.Wait = min(d.Retry, maxServerRetry)
 	}
@@ -139,8 +159,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 // serverDrop reports whether a connection ended in a way a client
 // resumes from.
 func serverDrop(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, resumeclient.ErrReset) ||
-		errors.Is(err, resumeclient.ErrIdle) || errors.Is(err, resumeclient.ErrConnect)
+	return errors.Is(err, io.EOF) || errors.Is(err, resumeclient.ErrReset) || errors.Is(err, resumeclient.ErrIdle)
 }
 
 // resumeID picks the cursor the next connection resumes from: the last
@@ -148,12 +167,16 @@ func serverDrop(err error) bool {
 func (r *run) resumeID(byServer bool) (string, bool) {
 	last := r.cursor
 	if last == "" {
+		why := "no event id to resume from"
+		if r.cursorCleared {
+			why = "no event id to resume from (the last id field was empty: it cleared the id)"
+		}
 		if r.drill != DrillNone {
 			r.rec.Verdict = VerdictNotSupported
 			r.rec.ResumeDetail = "the target sent no event ids before the drop: there is nothing to resume from"
-			r.fail(UpstreamError, "dropped for the %s drill, and no event id to resume from", r.drill)
+			r.fail(UpstreamError, "dropped for the %s drill, and %s", r.drill, why)
 		} else {
-			r.fail(UpstreamError, "stream closed by the server before the end marker, with no event id to resume from")
+			r.fail(UpstreamError, "stream closed by the server before the end marker, with %s", why)
 		}
 		return "", false
 	}

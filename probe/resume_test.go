@@ -233,3 +233,87 @@ func TestNonIntegerIDsCheckedAsOpaque(t *testing.T) {
 		t.Errorf("verdict %s detail %q", rec.Verdict, rec.ResumeDetail)
 	}
 }
+
+// A DropAt that comes before the first event with an id drops right after
+// that event: the drill is exercised, never judged not_supported.
+func TestDropAtBeforeTheFirstEvent(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, ssetest.NewUnstarted(drillSchedule())) // first event at 100 ms
+	rec := runDrill(t, srv, Drill{Name: DrillDrop, DropAt: time.Millisecond}).Record
+	if rec.Verdict != VerdictPass || rec.LastEventIDSent != "1" || rec.Outcome != Success {
+		t.Errorf("verdict %s (%s), sent %q, outcome %s %s", rec.Verdict, rec.ResumeDetail, rec.LastEventIDSent, rec.Outcome, rec.Error)
+	}
+}
+
+// Replays from further back than the check's window of ids are still
+// named: a restart from the first event, and an integer id already passed.
+func TestReplaysBeyondTheWindow(t *testing.T) {
+	t.Parallel()
+	const n = checkWindow + 100
+	for _, tt := range []struct {
+		name    string
+		from    int // where the resumed stream starts
+		verdict Verdict
+		detail  string
+	}{
+		{"restart from the first event", 1, VerdictRestarted, "restarted from the first event (id 1)"},
+		{"replay from an evicted id", 60, VerdictDuplicate, "resume replayed id 60 again, from before the sent Last-Event-ID: 1124 (older than the check's window of 1024 ids)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				from, end := 1, "" // the first connection ends cleanly, before [DONE]
+				if r.Header.Get("Last-Event-ID") != "" {
+					from, end = tt.from, "data: [DONE]\n\n"
+				}
+				var b strings.Builder
+				for i := from; i <= n; i++ {
+					fmt.Fprintf(&b, "id: %d\ndata: e%d\n\n", i, i)
+				}
+				io.WriteString(w, b.String()+end)
+			}))
+			t.Cleanup(ts.Close)
+			rec := runProbe(t, Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
+			if rec.Verdict != tt.verdict || !strings.Contains(rec.ResumeDetail, tt.detail) {
+				t.Errorf("verdict %s (%s), want %s (%s)", rec.Verdict, rec.ResumeDetail, tt.verdict, tt.detail)
+			}
+			if rec.Chunks != n {
+				t.Errorf("chunks %d, want %d: a replay is not new content", rec.Chunks, n)
+			}
+		})
+	}
+}
+
+// A resume request that fails before its headers is tried again: one drop
+// by the server, one reconnect, and its time runs from the real drop.
+func TestFailedReconnectIsRetried(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	n := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		req := n
+		mu.Unlock()
+		switch req {
+		case 1:
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "id: 1\ndata: a\n\nid: 2\ndata: b\n\n")
+		case 2:
+			time.Sleep(150 * time.Millisecond)
+			panic(http.ErrAbortHandler) // closed before any header
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "id: 3\ndata: c\n\ndata: [DONE]\n\n")
+		}
+	}))
+	t.Cleanup(ts.Close)
+	rec := runProbe(t, Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
+	if rec.Outcome != Success || rec.ServerDrops != 1 || rec.Reconnects != 1 || rec.Verdict != VerdictPass || rec.Chunks != 3 {
+		t.Fatalf("outcome %s (%s) server_drops %d reconnects %d verdict %s chunks %d", rec.Outcome, rec.Error, rec.ServerDrops, rec.Reconnects, rec.Verdict, rec.Chunks)
+	}
+	if rec.ReconnectMs == nil || *rec.ReconnectMs < 150 {
+		t.Errorf("reconnect_ms %v: it must run from the drop, across the failed attempt of 150 ms", deref(rec.ReconnectMs))
+	}
+}

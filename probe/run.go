@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -121,6 +122,12 @@ type run struct {
 
 	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
 	dropTimer  *time.Timer // Drill.DropAt
+	dropDue    atomic.Bool // DropAt has come and its drop is not done yet
+	cursorSeen atomic.Bool // an event gave a cursor to resume from
+
+	resumeReq     resumeclient.Request // the request of the last resume
+	connRetries   int                  // failed attempts at that resume in a row
+	cursorCleared bool                 // the last id field was empty
 }
 
 func (r *run) fail(o Outcome, format string, args ...any) {

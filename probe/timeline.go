@@ -75,6 +75,17 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		return false
 	}
 	if r.staleConn {
+		// Keep-alives and metadata before the answer are not an answer.
+		if t := string(ev.Type); t != orStr(r.o.Drill.ErrorEvent, "error") && t != orStr(r.o.Drill.ResetEvent, "reset") {
+			if ch, err := r.d.Decode(r.t, ev); err == nil && (ch.Kind == Liveness || ch.Kind == Meta) {
+				if ch.Kind == Liveness {
+					r.rec.Comments++
+				} else {
+					r.rec.Events++
+				}
+				return false
+			}
+		}
 		r.rec.Events++
 		r.staleAnswer(ev)
 		return true
@@ -95,7 +106,13 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	}
 	cursor, hasCursor := r.d.Cursor(ev, ch)
 	if hasCursor {
-		r.cursor = cursor
+		r.cursor, r.cursorCleared = cursor, cursor == ""
+		if cursor != "" {
+			r.cursorSeen.Store(true)
+			if r.dropDue.CompareAndSwap(true, false) {
+				r.st.Close() // the drill's DropAt came before a cursor: drop now
+			}
+		}
 	}
 	if ch.ResponseID != "" {
 		r.respID = ch.ResponseID

@@ -217,7 +217,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 			body = newGzipBody(resp.Body)
 		}
-		snippet := errorSnippet(body, Secrets(r.Header))
+		snippet := errorSnippet(body, Secrets(r.Header, URLSecrets(r.URL)...))
 		resp.Body.Close()
 		cancel()
 		return nil, info, &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind}
@@ -313,7 +313,7 @@ func (s *Stream) Next() (*Event, error) {
 		}
 		n, err := s.body.Read(buf)
 		at := s.c.now()
-		if n > 0 && s.idle != nil {
+		if n > 0 && s.idle != nil && !s.closed.Load() {
 			s.idle.Reset(s.c.ReadTimeout)
 		}
 		if err != nil {

@@ -3,6 +3,7 @@ package resumeclient
 import (
 	"cmp"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -74,6 +75,27 @@ func unsafeRune(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// URLSecrets lists what a URL may carry as a secret: its query values and
+// the password of its user info (an API key in ?key=...), for Scrub.
+func URLSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			if len(v) >= 8 {
+				out = append(out, v)
+			}
+		}
+	}
+	if p, ok := u.User.Password(); ok && len(p) >= 8 {
+		out = append(out, p)
+	}
+	return out
 }
 
 // Secrets lists the secret values of a request's headers, and any extra

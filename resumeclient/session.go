@@ -19,8 +19,11 @@ const (
 	// times the backoff.
 	DefaultMaxWait = time.Minute
 	// DefaultMaxReconnects bounds the reconnect attempts in a row that
-	// bring no event.
+	// bring no progress.
 	DefaultMaxReconnects = 10
+	// MinRetry is the shortest wait a server's retry field can ask for: a
+	// "retry: 0" must not turn a flapping server into a reconnect storm.
+	MinRetry = 100 * time.Millisecond
 )
 
 // SessionOptions configure a Session. The zero value reconnects as a
@@ -32,7 +35,8 @@ type SessionOptions struct {
 	// MaxWait caps one wait (retry times backoff); 0 means DefaultMaxWait.
 	MaxWait time.Duration
 	// MaxReconnects bounds the reconnect attempts in a row that bring no
-	// event (a failed request or an empty stream); 0 means
+	// progress (a failed request, an empty stream, or one whose events
+	// leave the last event ID where it was: a replay); 0 means
 	// DefaultMaxReconnects, a negative value never reconnects.
 	MaxReconnects int
 	// NoJitter turns off the random part of the wait. By default every
@@ -73,7 +77,7 @@ type Drop struct {
 	Retry    time.Duration
 	HasRetry bool
 	// Failures counts the attempts in a row, this one included, that
-	// brought no event.
+	// brought no progress (no event, or no new last event ID).
 	Failures int
 	// Wait is how long the Session waits before the next request.
 	Wait time.Duration
@@ -102,12 +106,14 @@ type Session struct {
 	conns    int
 	events   int // on the current connection
 	info     ConnInfo
+	startID  string // the last event ID when the current connection opened
 	lastID   string
 	err      error
 
 	mu      sync.Mutex
 	st      *Stream
 	restart bool
+	pending bool // Restart came between connections: apply it to the next
 	closed  bool
 }
 
@@ -142,7 +148,6 @@ func (s *Session) Next() (*Event, error) {
 		if err == nil {
 			if ev.Kind == KindEvent {
 				s.events++
-				s.failures = 0
 			}
 			return ev, nil
 		}
@@ -190,6 +195,7 @@ func (s *Session) connect() {
 		return
 	}
 	st.conn = info.Index
+	s.startID = s.next.LastEventID
 	if s.o.OnConnect != nil {
 		if err := s.o.OnConnect(info, st); err != nil {
 			st.Close()
@@ -200,6 +206,10 @@ func (s *Session) connect() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		st.Close()
+	}
+	if s.pending {
+		s.pending, s.restart = false, true
 		st.Close()
 	}
 	s.st = st
@@ -230,7 +240,15 @@ func (s *Session) ended(st *Stream, err error) {
 		}
 	}
 	d.Retry, d.HasRetry = s.retry, s.hasRetry
-	if s.events == 0 && !restart {
+	// Progress is an event that moved the last event ID on (or any event,
+	// for a stream without ids): a server that replays the same events on
+	// every connection is not making any.
+	progress := s.events > 0 && (st == nil || s.lastID == "" || s.lastID != s.startID)
+	switch {
+	case restart:
+	case progress:
+		s.failures = 0
+	default:
 		s.failures++
 	}
 	d.Failures = s.failures
@@ -266,7 +284,7 @@ func (s *Session) backoff() time.Duration {
 	base := s.o.Retry
 	switch {
 	case s.hasRetry:
-		base = s.retry
+		base = max(s.retry, MinRetry)
 	case base == 0:
 		base = DefaultRetry
 	case base < 0:
@@ -295,18 +313,24 @@ func (s *Session) stopped() error {
 	if s.closed {
 		return fmt.Errorf("%w: the session was closed", ErrDropped)
 	}
-	return context.Cause(s.ctx)
+	if c := context.Cause(s.ctx); c != nil && c != s.ctx.Err() {
+		return fmt.Errorf("%w: %w", s.ctx.Err(), c)
+	}
+	return s.ctx.Err()
 }
 
 // Restart drops the current connection and reconnects at once, with the
-// last event ID. It is safe to call from another goroutine than Next's.
+// last event ID; between connections, it drops the next one as soon as it
+// opens. It is safe to call from another goroutine than Next's.
 func (s *Session) Restart() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.st != nil {
-		s.restart = true
-		s.st.Close()
+	if s.st == nil {
+		s.pending = true
+		return
 	}
+	s.restart = true
+	s.st.Close()
 }
 
 // Close ends the Session and drops its connection. It is safe to call more

@@ -300,7 +300,8 @@ func TestSessionHonoursRetry(t *testing.T) {
 }
 
 // Backoff doubles the wait for every attempt in a row that brought no
-// event, and jitter only ever adds up to a quarter.
+// event, a server's retry is never taken below MinRetry, and jitter only
+// ever adds up to a quarter.
 func TestSessionBackoff(t *testing.T) {
 	var plays []func(http.ResponseWriter)
 	for range 4 {
@@ -315,7 +316,7 @@ func TestSessionBackoff(t *testing.T) {
 		t.Fatalf("waits %v", waits)
 	}
 	for i, w := range waits {
-		base := 10 * time.Millisecond << i
+		base := rc.MinRetry << i // the server's 10 ms is raised to the floor
 		if w < base || w > base+base/4 {
 			t.Errorf("wait %d = %v, want %v to %v", i, w, base, base+base/4)
 		}
@@ -495,4 +496,92 @@ func TestSessionAgainstTheReferenceServer(t *testing.T) {
 			t.Errorf("second connection sent Last-Event-ID %q, want none", c[len(c)-1].LastEventID)
 		}
 	})
+}
+
+// A server that answers every reconnect with "retry: 0" and the same event
+// again makes no progress: the Session waits at least MinRetry, backs off,
+// and gives up instead of storming it.
+func TestSessionNoReconnectStorm(t *testing.T) {
+	var plays []func(http.ResponseWriter)
+	for range 50 {
+		plays = append(plays, stream("retry: 0\nid: 1\ndata: a\n\n"))
+	}
+	srv := newScripted(t, plays...)
+	o := rc.SessionOptions{MaxReconnects: 3, NoJitter: true}
+	var waits []time.Duration
+	o.OnDrop = func(d *rc.Drop) bool { waits = append(waits, d.Wait); return true }
+	_, err := drain(t, session(t, rc.Request{URL: srv.URL}, o))
+	if !errors.Is(err, rc.ErrTooManyReconnects) {
+		t.Fatalf("end %v", err)
+	}
+	if n := len(srv.seen()); n != 5 {
+		t.Errorf("%d requests, want 5: the first, one that made progress, then 3 replays", n)
+	}
+	for i, w := range waits {
+		if w < rc.MinRetry {
+			t.Errorf("wait %d = %v, under MinRetry", i, w)
+		}
+	}
+}
+
+// Restart between connections drops the next one as soon as it opens.
+func TestSessionRestartBetweenConnections(t *testing.T) {
+	srv := newScripted(t, stream("id: 1\ndata: a\n\n"), stream("id: 2\ndata: b\n\n"), stream("id: 3\ndata: c\n\n"))
+	var s *rc.Session
+	o := fast
+	var why []error
+	o.OnDrop = func(d *rc.Drop) bool {
+		why = append(why, d.Err)
+		if d.Conn == 0 {
+			s.Restart() // no connection is open now
+		}
+		return d.Conn < 2
+	}
+	s = session(t, rc.Request{URL: srv.URL}, o)
+	got, _ := drain(t, s)
+	if len(why) < 2 || !errors.Is(why[1], rc.ErrDropped) {
+		t.Fatalf("drops %v: the second connection was not dropped by the pending Restart", why)
+	}
+	if strings.Contains(strings.Join(got, " "), "1:b") {
+		t.Errorf("events %q: the restarted connection delivered an event", got)
+	}
+}
+
+// A key in the URL's query, echoed back in an error body, is redacted like
+// a header's.
+func TestErrorBodyEchoingAQueryKey(t *testing.T) {
+	const key = "sk-query-0123456789abcdef"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "bad request for "+r.URL.String(), http.StatusBadRequest)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := drain(t, session(t, rc.Request{URL: srv.URL + "/v1?key=" + key}, fast))
+	if err == nil || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), key[:12]) || !strings.Contains(err.Error(), "[redacted]") {
+		t.Errorf("err %v", err)
+	}
+}
+
+// A cancel with a cause of the caller's still wraps context.Canceled.
+func TestSessionCancelCause(t *testing.T) {
+	srv := newScripted(t, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: a\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(time.Second)
+	})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s, err := client(t).NewSession(ctx, rc.Request{URL: srv.URL}, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	mine := errors.New("mine")
+	cancel(mine)
+	_, err = s.Next()
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, mine) {
+		t.Errorf("err %v: want context.Canceled and the cause", err)
+	}
 }
