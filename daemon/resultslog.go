@@ -13,13 +13,20 @@ import (
 // dropped (and counted), never a blocked run.
 const resultsQueueLen = 1024
 
+// resultsQueueBytes bounds the same queue in bytes: a record can be large
+// (every gap of a run up to max_chunks), so the count alone does not bound
+// the memory.
+const resultsQueueBytes = 16 << 20
+
 // resultsLog appends records as JSON lines from a goroutine of its own, so
 // a slow or full disk never holds up a run or the scheduling. A failed
 // write never leaves a partial line behind.
 type resultsLog struct {
-	queue   chan []byte
-	done    chan struct{}
-	enabled atomic.Bool
+	queue    chan []byte
+	done     chan struct{}
+	enabled  atomic.Bool
+	queued   atomic.Int64 // bytes in the queue
+	maxBytes int64
 
 	mu sync.Mutex // guards f; held for one write or a swap
 	f  *os.File
@@ -29,7 +36,7 @@ type resultsLog struct {
 }
 
 func newResultsLog(queueLen int, onError func(error), onDrop func()) *resultsLog {
-	l := &resultsLog{queue: make(chan []byte, queueLen), done: make(chan struct{}), onError: onError, onDrop: onDrop}
+	l := &resultsLog{queue: make(chan []byte, queueLen), done: make(chan struct{}), onError: onError, onDrop: onDrop, maxBytes: resultsQueueBytes}
 	go l.loop()
 	return l
 }
@@ -37,6 +44,7 @@ func newResultsLog(queueLen int, onError func(error), onDrop func()) *resultsLog
 func (l *resultsLog) loop() {
 	defer close(l.done)
 	for line := range l.queue {
+		l.queued.Add(-int64(len(line)))
 		l.mu.Lock()
 		var err error
 		if l.f != nil {
@@ -66,9 +74,16 @@ func (l *resultsLog) swap(f *os.File) {
 // add queues one line (with its newline) without waiting; a full queue
 // drops it.
 func (l *resultsLog) add(line []byte) {
+	n := int64(len(line))
+	if l.queued.Add(n) > l.maxBytes {
+		l.queued.Add(-n)
+		l.onDrop()
+		return
+	}
 	select {
 	case l.queue <- line:
 	default:
+		l.queued.Add(-n)
 		l.onDrop()
 	}
 }

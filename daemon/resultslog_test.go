@@ -2,9 +2,11 @@ package daemon
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,4 +132,30 @@ func TestResultsLogDropsWhenTheDiskDoesNotKeepUp(t *testing.T) {
 		t.Errorf("%d lines written + %d dropped != %d added", n, dropped.Load(), total)
 	}
 	t.Logf("%d written, %d dropped", n, dropped.Load())
+}
+
+// Large records are bounded by bytes too: with the writer blocked, no more
+// than the byte budget waits in memory.
+func TestResultsLogQueueIsBoundedInBytes(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var dropped atomic.Int64
+	l := newResultsLog(1024, func(err error) {}, func() { dropped.Add(1) })
+	l.maxBytes = 4 << 20
+	l.swap(w)
+	line := append(bytes.Repeat([]byte("x"), 1<<20-1), '\n') // 1 MiB records
+	for range 40 {
+		l.add(line)
+	}
+	if q := l.queued.Load(); q > l.maxBytes {
+		t.Errorf("%d bytes queued, over the budget of %d", q, l.maxBytes)
+	}
+	if dropped.Load() < 30 {
+		t.Errorf("only %d of 40 MiB-records dropped with a blocked writer and a 4 MiB budget", dropped.Load())
+	}
+	go io.Copy(io.Discard, r)
+	l.close()
 }
