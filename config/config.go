@@ -282,8 +282,8 @@ func (c *Config) validate(getenv func(string) string) error {
 		return c.errAt("log.format", "%q: want auto, json or text", c.Log.Format)
 	}
 	for _, k := range sortedKeys(c.Labels) {
-		if !labelName.MatchString(k) || slices.Contains(reserved, k) {
-			return c.errAt("labels."+k, "%q is not a usable label name (letters, digits, _; not one of %s)", k, strings.Join(reserved, ", "))
+		if err := CheckLabelName(k); err != nil {
+			return c.errAt("labels."+k, "%v", err)
 		}
 	}
 	if err := c.validatePush(getenv); err != nil {
@@ -312,6 +312,16 @@ func (c *Config) validate(getenv func(string) string) error {
 		}
 	}
 	return c.validateHost()
+}
+
+// CheckLabelName reports why k cannot be an extra label's name (the
+// config's [labels], once's -label): it must be a Prometheus label name
+// and not one streamprobe sets itself.
+func CheckLabelName(k string) error {
+	if !labelName.MatchString(k) || slices.Contains(reserved, k) {
+		return fmt.Errorf("%q is not a usable label name (letters, digits, _; not one of %s)", k, strings.Join(reserved, ", "))
+	}
+	return nil
 }
 
 func (c *Config) validatePush(getenv func(string) string) error {

@@ -18,6 +18,8 @@ type Job struct {
 	Sample probe.Sample
 	Drill  probe.Drill
 	Conf   config.Target
+	// Origin stamps every record of the job (host, region, labels).
+	Origin probe.Origin
 }
 
 // Run runs the job once: the whole request bounded by max_stream, the
@@ -25,8 +27,15 @@ type Job struct {
 func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
-	return probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, Drill: j.Drill, Client: c,
+	res := probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, Drill: j.Drill, Client: c,
 		FirstChunkTimeout: j.Conf.Timeout.Duration, Timeout: j.Conf.MaxStream.Duration})
+	res.Record.Stamp(j.Origin)
+	return res
+}
+
+// Origin is the config's host, region and labels as a probe.Origin.
+func Origin(c *config.Config) probe.Origin {
+	return probe.Origin{Host: c.Host, Region: c.Region, Labels: c.Labels}
 }
 
 // Jobs expands the config's targets into jobs, resolving secrets now (a
@@ -34,6 +43,7 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 // the address of the built-in reference target.
 func Jobs(c *config.Config, builtinURL string, getenv func(string) string) ([]Job, error) {
 	var jobs []Job
+	origin := Origin(c)
 	for _, ct := range c.Targets {
 		t, err := probeTarget(ct, builtinURL, getenv)
 		if err != nil {
@@ -42,12 +52,12 @@ func Jobs(c *config.Config, builtinURL string, getenv func(string) string) ([]Jo
 		for _, s := range ct.Samples {
 			// A sample runs no drill, but a drop by the server is resumed
 			// and checked with the same settings.
-			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct})
+			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct, Origin: origin})
 		}
 		for _, d := range ct.Drills {
 			dr := DrillSettings(ct)
 			dr.Name = d
-			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct})
+			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct, Origin: origin})
 		}
 	}
 	return jobs, nil

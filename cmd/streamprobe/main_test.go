@@ -532,3 +532,25 @@ func TestCheckRedOnFreezesInEveryRun(t *testing.T) {
 		t.Errorf("once: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// once stamps its record with this machine's hostname, or -host, and
+// -region and -label; with none, no region or labels key appears.
+func TestOnceRecordCarriesOrigin(t *testing.T) {
+	host, _ := os.Hostname()
+	code, stdout, stderr := runCmd(t, "once", "-builtin", "-json")
+	recs := decodeRecords(t, stdout)
+	if code != exitOK || len(recs) != 1 || recs[0].Host != host || strings.Contains(stdout, `"region"`) || strings.Contains(stdout, `"labels"`) {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd(t, "once", "-builtin", "-json", "-host", "laptop", "-region", "eu", "-label", "team=search", "-label", "tier=gold")
+	recs = decodeRecords(t, stdout)
+	if code != exitOK || len(recs) != 1 || recs[0].Host != "laptop" || recs[0].Region != "eu" || recs[0].Labels["team"] != "search" || recs[0].Labels["tier"] != "gold" {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	for _, bad := range []string{"team", "host=x", "9x=y"} {
+		code, _, stderr = runCmd(t, "once", "-builtin", "-label", bad)
+		if code != exitUsage || !strings.HasPrefix(stderr, "streamprobe once: -label ") {
+			t.Errorf("-label %s: exit %d %q", bad, code, stderr)
+		}
+	}
+}

@@ -32,6 +32,8 @@ type onceFlags struct {
 	url, dialect, method, body, sample, name, model string
 	bearerEnv, endEvent, endData                    string
 	headers, headerEnv                              headerFlags
+	host, region                                    string
+	labels                                          headerFlags
 	cancelAfter, maxEvent                           int
 	timeout                                         time.Duration
 	json, insecure, builtin                         bool
@@ -60,6 +62,9 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.endEvent, "end-event", "", "sse dialect: event type that marks the end")
 	fs.StringVar(&f.endData, "end-data", "[DONE]", "sse dialect: data that marks the end; with -end-event also empty, the end of the body is the end")
 	fs.IntVar(&f.maxEvent, "max-event-size", resumeclient.DefaultMaxEventSize, "largest event accepted, in bytes")
+	fs.StringVar(&f.host, "host", "", "host in the record (default: this machine's hostname)")
+	fs.StringVar(&f.region, "region", "", "region in the record")
+	fs.Var(&f.labels, "label", "extra label in the record, 'name=value' (repeatable; names as in the config's [labels])")
 	fs.BoolVar(&f.json, "json", false, "print the record as one JSON object per line")
 	fs.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify the target's TLS certificate (logged loudly; for test hosts only)")
 	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see the README)")
@@ -116,6 +121,28 @@ func (f *onceFlags) drillOptions() (probe.Drill, error) {
 		return d, fmt.Errorf("-rewind %d: want 1 or more", f.rewind)
 	}
 	return d, nil
+}
+
+// origin is the record's host, region and labels from the flags.
+func (f *onceFlags) origin() (probe.Origin, error) {
+	o := probe.Origin{Host: f.host, Region: f.region}
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
+	}
+	for _, kv := range f.labels {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return o, fmt.Errorf("-label %q: want 'name=value'", kv)
+		}
+		if err := config.CheckLabelName(k); err != nil {
+			return o, fmt.Errorf("-label %w", err)
+		}
+		if o.Labels == nil {
+			o.Labels = map[string]string{}
+		}
+		o.Labels[k] = v
+	}
+	return o, nil
 }
 
 // target turns the flags into a probe target, or a one-line usage error.
@@ -245,9 +272,15 @@ Flags:
 		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
 		return exitUsage
 	}
+	origin, err := f.origin()
+	if err != nil {
+		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
+		return exitUsage
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter, Drill: drill, Timeout: f.timeout})
+	res.Record.Stamp(origin)
 	if err := printRecord(stdout, res.Record, f.json); err != nil {
 		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)
 		return exitFail
