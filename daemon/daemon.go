@@ -64,6 +64,9 @@ type Daemon struct {
 	pushMu      sync.Mutex
 	lastPushErr string
 	lastPushAt  time.Time
+	lastPushOK  time.Time // the last push that succeeded
+	started     time.Time // when Run started
+	reloadErr   string    // why the last reload was refused; "" after one applied
 }
 
 // New returns a daemon for cfg; Start runs it.
@@ -86,6 +89,9 @@ func (d *Daemon) getenv(k string) string {
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.runCtx, d.cancelRun = context.WithCancel(context.Background())
 	defer d.cancelRun()
+	d.pushMu.Lock()
+	d.started = time.Now()
+	d.pushMu.Unlock()
 	if d.Client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		defer tr.CloseIdleConnections()
@@ -118,6 +124,9 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 				continue
 			}
 			d.Metrics.Reloaded(true, time.Now())
+			d.pushMu.Lock()
+			d.reloadErr = ""
+			d.pushMu.Unlock()
 			d.Log.Info("config reloaded", "file", nc.File(), "targets", len(nc.Targets))
 			if d.Reloaded != nil {
 				d.Reloaded(nc)
@@ -159,6 +168,9 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 // not load or apply could not use it: the old config keeps running.
 func (d *Daemon) ReloadFailed(err error) {
 	d.Metrics.Reloaded(false, time.Now())
+	d.pushMu.Lock()
+	d.reloadErr = err.Error()
+	d.pushMu.Unlock()
 	d.Log.Error("reload failed; the old config keeps running", "err", err)
 }
 
@@ -330,6 +342,7 @@ func (d *Daemon) runJob(j Job, delay func() time.Duration) {
 	d.wg.Add(1)
 	d.mu.Unlock()
 	defer d.wg.Done()
+	defer func() { d.Metrics.Scheduled(j, time.Now()) }()
 	d.Metrics.Due()
 	if st, ok := d.busy.claim(j.Name); !ok {
 		reason := "overlap"
@@ -507,6 +520,7 @@ func (d *Daemon) push(ctx context.Context) {
 		d.lastPushErr = err.Error()
 	} else {
 		d.lastPushErr = ""
+		d.lastPushOK = d.lastPushAt
 	}
 	d.pushMu.Unlock()
 	if err != nil {
@@ -515,7 +529,9 @@ func (d *Daemon) push(ctx context.Context) {
 	}
 }
 
-// Handler serves /metrics (the same set as the push) and /healthz.
+// Handler serves /metrics (the same set as the push) and /healthz: 200
+// and {"status":"ok"} when healthy, 503 and {"status":"unhealthy"} with
+// the reasons otherwise (see Daemon.health).
 func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
@@ -523,16 +539,11 @@ func (d *Daemon) Handler() http.Handler {
 		d.Metrics.Set.WritePrometheus(w)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		d.pushMu.Lock()
-		h := map[string]any{"status": "ok"}
-		if !d.lastPushAt.IsZero() {
-			h["last_push"] = d.lastPushAt.UTC().Format(time.RFC3339)
-			if d.lastPushErr != "" {
-				h["last_push_error"] = d.lastPushErr
-			}
-		}
-		d.pushMu.Unlock()
+		h := d.health(time.Now())
 		w.Header().Set("Content-Type", "application/json")
+		if h.Status != "ok" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
 		json.NewEncoder(w).Encode(h)
 	})
 	return mux

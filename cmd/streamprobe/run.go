@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
@@ -109,8 +108,7 @@ Flags:
 					_, err = daemon.Check(nc, os.Getenv)
 				}
 				if err != nil {
-					log.Error("reload: the new config is invalid; the old one keeps running", "err", err)
-					d.Metrics.Reloaded(false, time.Now())
+					d.ReloadFailed(err)
 					continue
 				}
 				select {

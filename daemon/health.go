@@ -1,0 +1,154 @@
+package daemon
+
+import (
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// DeadlineGrace is added to a job's schedule, its jitter and its
+// max_stream to give the time by which its next run must have happened
+// (see Job.Deadline).
+const DeadlineGrace = time.Minute
+
+// PushFailWindow is how many push intervals of failed pushes, with no
+// success, make /healthz unhealthy.
+const PushFailWindow = 5
+
+// Version is the binary's version: the module version when built from a
+// tagged module, else the VCS revision (12 hex digits, "+dirty" when the
+// tree had changes), else "devel".
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
+}
+
+// Deadline is the time by which the job, last run (or scheduled) at t,
+// must have run again: its next due time (t plus its interval, or the
+// cron expression's next activation after t), plus its jitter, its
+// max_stream (a run in flight may last that long) and DeadlineGrace. A
+// job past its deadline is not running as scheduled: /healthz says so and
+// the StreamprobeNotReporting alert fires on the exported deadline.
+func (j Job) Deadline(t time.Time) time.Time {
+	every := j.Conf.Every
+	if j.Drill.Name != "" {
+		every = j.Conf.DrillEvery
+	}
+	next := t.Add(every.Every)
+	if every.Cron != "" {
+		if s, err := cron.ParseStandard(every.Cron); err == nil {
+			next = s.Next(t)
+		}
+	}
+	return next.Add(j.Conf.Jitter.Duration + j.Conf.MaxStream.Duration + DeadlineGrace)
+}
+
+// health is what /healthz answers: the reasons the daemon is unhealthy
+// (none: healthy), and the push times.
+type health struct {
+	Status          string   `json:"status"` // ok or unhealthy
+	Reasons         []string `json:"reasons,omitempty"`
+	Version         string   `json:"version"`
+	LastPush        string   `json:"last_push,omitempty"`
+	LastPushSuccess string   `json:"last_push_success,omitempty"`
+	LastPushError   string   `json:"last_push_error,omitempty"`
+}
+
+// health judges the daemon at now: unhealthy when pushes have failed for
+// PushFailWindow push intervals with no success in between (counted from
+// the start when none ever succeeded), when the last reload was refused,
+// or when a job is past its deadline.
+func (d *Daemon) health(now time.Time) health {
+	h := health{Status: "ok", Version: Version()}
+	p := d.pushConfig()
+	d.pushMu.Lock()
+	if !d.lastPushAt.IsZero() {
+		h.LastPush = d.lastPushAt.UTC().Format(time.RFC3339)
+		h.LastPushError = d.lastPushErr
+	}
+	if !d.lastPushOK.IsZero() {
+		h.LastPushSuccess = d.lastPushOK.UTC().Format(time.RFC3339)
+	}
+	since := d.lastPushOK
+	if since.IsZero() {
+		since = d.started
+	}
+	if p.URL.URL != nil && d.lastPushErr != "" && !since.IsZero() {
+		if window := PushFailWindow * p.Interval.Duration; now.Sub(since) > window {
+			h.Reasons = append(h.Reasons, fmt.Sprintf("pushes have failed for %s (over %d push intervals, %s): %s",
+				now.Sub(since).Round(time.Second), PushFailWindow, window, d.lastPushErr))
+		}
+	}
+	reloadErr := d.reloadErr
+	d.pushMu.Unlock()
+	if reloadErr != "" {
+		h.Reasons = append(h.Reasons, "the last reload was refused, the old config keeps running: "+reloadErr)
+	}
+	for _, o := range d.Metrics.overdue(now) {
+		h.Reasons = append(h.Reasons, fmt.Sprintf("job %s has not run since %s (due by %s)", o.job, o.since, o.deadline.UTC().Format(time.RFC3339)))
+	}
+	if len(h.Reasons) > 0 {
+		h.Status = "unhealthy"
+	}
+	return h
+}
+
+// overdueJob is a job past its deadline.
+type overdueJob struct {
+	job, since string
+	deadline   time.Time
+}
+
+// overdue returns the jobs past their deadline at now, by name.
+func (m *Metrics) overdue(now time.Time) []overdueJob {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []overdueJob
+	for _, s := range m.jobs {
+		if s.deadlineAt.IsZero() || !now.After(s.deadlineAt) {
+			continue
+		}
+		since := "the start"
+		if !s.lastRunAt.IsZero() {
+			since = s.lastRunAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, overdueJob{job: s.job, since: since, deadline: s.deadlineAt})
+	}
+	slices.SortFunc(out, func(a, b overdueJob) int {
+		if a.job < b.job {
+			return -1
+		}
+		if a.job > b.job {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
