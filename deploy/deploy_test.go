@@ -24,7 +24,7 @@ func tool(t *testing.T, name, pkg string) string {
 
 func TestAlertRulesWithPromtool(t *testing.T) {
 	promtool := tool(t, "promtool", "prometheus")
-	if out, err := exec.Command(promtool, "check", "rules", "alerts.yml").CombinedOutput(); err != nil {
+	if out, err := exec.Command(promtool, "check", "rules", "alerts.yml", "hosts.example.yml").CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
 	out, err := exec.Command(promtool, "test", "rules", "alerts_test.yml").CombinedOutput()
@@ -35,7 +35,7 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 
 func TestAlertRulesWithVmalert(t *testing.T) {
 	vmalert := tool(t, "vmalert", "victoria-metrics")
-	out, err := exec.Command(vmalert, "-rule=alerts.yml", "-dryRun", "-loggerLevel=ERROR").CombinedOutput()
+	out, err := exec.Command(vmalert, "-rule=alerts.yml", "-rule=hosts.example.yml", "-dryRun", "-loggerLevel=ERROR").CombinedOutput()
 	if err != nil {
 		t.Fatalf("vmalert -dryRun: %v\n%s", err, out)
 	}
