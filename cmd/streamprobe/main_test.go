@@ -78,11 +78,11 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	code, _, stderr := runCmd(t, "once", "-h")
-	if code != exitOK || !strings.Contains(stderr, "-bearer-env") || !strings.Contains(stderr, "Exit 0 on success") {
-		t.Errorf("once -h: exit %d, %q", code, stderr)
+	code, stdout, _ := runCmd(t, "once", "-h")
+	if code != exitOK || !strings.Contains(stdout, "-bearer-env") || !strings.Contains(stdout, "Exit 0 on success") {
+		t.Errorf("once -h: exit %d, %q", code, stdout)
 	}
-	code, stdout, _ := runCmd(t, "help")
+	code, stdout, _ = runCmd(t, "help")
 	if code != exitOK || !strings.Contains(stdout, "streamprobe once -url URL") {
 		t.Errorf("help: exit %d, %q", code, stdout)
 	}

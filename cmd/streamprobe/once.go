@@ -232,7 +232,7 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
 	var f onceFlags
 	f.register(fs)
-	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe once -url URL [flags]
+	if code, ok := parseFlags(fs, args, stdout, stderr, `Usage: streamprobe once -url URL [flags]
 
 Runs one streaming request and prints its record: a summary, or one JSON
 object per line with -json. Exit 0 on success (or the intended cancel of
