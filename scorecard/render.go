@@ -31,7 +31,7 @@ func cellText(ce *Cell) (string, string) {
 	switch ce.Row {
 	case "stall_share":
 		if ce.Share == nil {
-			return "no runs", ""
+			return NoSuccessfulRun, ""
 		}
 		text := fmt.Sprintf("%.0f%% of %d runs", *ce.Share*100, ce.N)
 		if ce.ShareBudget == nil {
@@ -45,7 +45,7 @@ func cellText(ce *Cell) (string, string) {
 	case "buffering":
 		switch {
 		case ce.Share == nil:
-			return "no runs", ""
+			return NoSuccessfulRun, ""
 		case ce.Suspected == 0:
 			return "none", "ok"
 		}
@@ -71,6 +71,9 @@ func cellText(ce *Cell) (string, string) {
 		return strings.Join(parts, ", "), mark
 	}
 	if ce.P50 == nil {
+		if ce.Why == NoSuccessfulRun {
+			return NoSuccessfulRun, ""
+		}
 		if ce.Budget != nil {
 			return fmt.Sprintf("absent (<= %s)", msText(*ce.Budget)), "OVER"
 		}

@@ -96,9 +96,79 @@ type Cell struct {
 	FirstChunkAfterHeadersP50Ms *float64 `json:"first_chunk_after_headers_p50_ms,omitempty"`
 	// Outcomes counts the runs by outcome (outcomes row).
 	Outcomes map[string]int `json:"outcomes,omitempty"`
-	Over     bool           `json:"over"`
-	Why      string         `json:"why,omitempty"`
+	// FailedRun is the representative failing run (outcomes row): why
+	// runs failed, as the most common way they did.
+	FailedRun *FailedRun `json:"failed_run,omitempty"`
+	Over      bool       `json:"over"`
+	Why       string     `json:"why,omitempty"`
 }
+
+// FailedRun is the representative of a class's failing runs: the first
+// run of the most common way they failed (outcome and HTTP status).
+type FailedRun struct {
+	Outcome    string `json:"outcome"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Verdict    string `json:"resume_verdict,omitempty"`
+	RequestID  string `json:"request_id"`
+	// Like is how many of the failing runs failed the same way.
+	Like int `json:"like"`
+}
+
+// String is the failing run in one line: outcome, HTTP status, error.
+func (f *FailedRun) String() string {
+	s := f.Outcome
+	if f.HTTPStatus != 0 {
+		s += fmt.Sprintf(", HTTP %d", f.HTTPStatus)
+	}
+	if f.Verdict != "" && f.Outcome == string(probe.Success) {
+		s += ", resume verdict " + f.Verdict
+	}
+	if f.Error != "" {
+		s += ": " + f.Error
+	}
+	return s + " (request_id " + f.RequestID + ")"
+}
+
+// failedRun picks the representative failing run of runs, nil when all
+// passed.
+func failedRun(runs []Run) *FailedRun {
+	type way struct {
+		o      probe.Outcome
+		status int
+	}
+	count, first := map[way]int{}, map[way]*probe.Record{}
+	var order []way
+	for i := range runs {
+		rec := &runs[i].Record
+		if rec.Passed() {
+			continue
+		}
+		k := way{rec.Outcome, rec.HTTPStatus}
+		if count[k] == 0 {
+			order = append(order, k)
+			first[k] = rec
+		}
+		count[k]++
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	best := order[0]
+	for _, k := range order[1:] {
+		if count[k] > count[best] {
+			best = k
+		}
+	}
+	rec := first[best]
+	return &FailedRun{Outcome: string(rec.Outcome), HTTPStatus: rec.HTTPStatus, Error: rec.Error,
+		Verdict: string(rec.Verdict), RequestID: rec.RequestID, Like: count[best]}
+}
+
+// NoSuccessfulRun is the text of a timing cell of a class where no run
+// ended as its sample intends: nothing to measure, and the outcomes row
+// says why.
+const NoSuccessfulRun = "no successful run"
 
 // Drill is the result of one resume drill.
 type Drill struct {
@@ -200,8 +270,10 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 			p50, p95 := pcts(vals)
 			ce := Cell{Row: row, Sample: s, N: len(vals), P50: p50, P95: p95, Budget: budgetPtr(budget)}
 			switch {
+			case good == 0:
+				ce.Why = NoSuccessfulRun // not red: the outcomes row is
 			case ce.Budget != nil && p95 == nil:
-				ce.Over, ce.Why = true, "no successful run to measure"
+				ce.Over, ce.Why = true, fmt.Sprintf("no value in %d successful run(s)", good)
 			case ce.Budget != nil && *p95 > *ce.Budget:
 				ce.Over, ce.Why = true, fmt.Sprintf("p95 %s over the %s budget", msText(*p95), msText(*ce.Budget))
 			}
@@ -241,6 +313,8 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 			if badVerdict > 0 {
 				oc.Why += fmt.Sprintf(" (%d with a failing resume verdict)", badVerdict)
 			}
+			oc.FailedRun = failedRun(runs[s])
+			oc.Why += fmt.Sprintf("; %d like this one: %s", oc.FailedRun.Like, oc.FailedRun)
 		}
 		c.Cells = append(c.Cells, oc)
 	}
@@ -319,13 +393,17 @@ func msText(v float64) string {
 	return fmt.Sprintf("%.1f ms", v)
 }
 
-// triage states, for each class with a red cell, the article's checks in
-// their fixed order, from the data the card has.
+// triageRows are the rows the article's triage explains: a red outcomes
+// row is explained by its failing run instead.
+var triageRows = []string{"tfc", "gap", "tail", "close", "stall_share", "buffering"}
+
+// triage states, for each class with a red timing cell, the article's
+// checks in their fixed order, from the data the card has.
 func (c *Card) triage() []string {
 	var out []string
 	for _, s := range c.Samples {
 		red := false
-		for _, row := range Rows {
+		for _, row := range triageRows {
 			if ce := c.cell(row, s); ce != nil && ce.Over {
 				red = true
 			}

@@ -141,3 +141,32 @@ func TestOnceErrorNamesNoPackage(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, stdout)
 	}
 }
+
+// check against a target that answers 404 to every run says why the runs
+// failed (outcome, HTTP status, error) in the text, the JSON, the JUnit
+// message and the HTML; the timing cells read "no successful run", not
+// red; no triage follows.
+func TestCheckSaysWhyRunsFailed(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	cfg := writeConfig(t, fmt.Sprintf("[[target]]\nname = \"gone\"\nurl = %q\nsamples = [\"short\"]\n[budget.short]\ntfc = \"600ms\"\n", srv.URL+"/v1/stream"))
+	dir := t.TempDir()
+	code, stdout, stderr := runCmd(t, "check", "-config", cfg, "-runs", "3", "-junit", dir+"/j.xml", "-html", dir+"/r.html")
+	why := "3 of 3 runs did not end as the short sample should; 3 like this one: upstream_error, HTTP 404: "
+	if code != exitFail || !strings.Contains(stdout, "short outcomes: "+why) {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "TFC             no successful run") || strings.Contains(stdout, "absent") || strings.Contains(stdout, "triage") || strings.Count(stdout, "OVER")+strings.Count(stdout, "FAIL") != 2 {
+		t.Errorf("cells or triage:\n%s", stdout)
+	}
+	for _, f := range []string{"j.xml", "r.html"} {
+		b, _ := os.ReadFile(dir + "/" + f)
+		if !strings.Contains(string(b), "upstream_error, HTTP 404: ") {
+			t.Errorf("%s lacks the failing run's outcome and status:\n%s", f, b)
+		}
+	}
+	_, stdout, _ = runCmd(t, "check", "-config", cfg, "-runs", "2", "-json")
+	if !strings.Contains(stdout, `"failed_run":{"outcome":"upstream_error","http_status":404,"error":"`) {
+		t.Errorf("JSON lacks failed_run:\n%s", stdout)
+	}
+}
