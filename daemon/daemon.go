@@ -42,8 +42,10 @@ type Daemon struct {
 	mu        sync.Mutex
 	cfg       *config.Config
 	sched     gocron.Scheduler
-	runCtx    context.Context // cancelled on shutdown: in-flight runs stop
+	runCtx    context.Context // cancelled shutdown_timeout after SIGTERM: in-flight runs stop
 	cancelRun context.CancelFunc
+	stopCtx   context.Context // cancelled at SIGTERM: no run starts, none waits on
+	stopNow   context.CancelFunc
 	builtin   *ssetest.Server
 	wg        sync.WaitGroup // runs in flight
 	retired   sync.WaitGroup // schedulers and listeners a reload replaced, stopping
@@ -89,6 +91,8 @@ func (d *Daemon) getenv(k string) string {
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.runCtx, d.cancelRun = context.WithCancel(context.Background())
 	defer d.cancelRun()
+	d.stopCtx, d.stopNow = context.WithCancel(context.Background())
+	defer d.stopNow()
 	d.pushMu.Lock()
 	d.started = time.Now()
 	d.pushMu.Unlock()
@@ -133,11 +137,21 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 			}
 		}
 	}
-	d.Log.Info("shutting down: cancelling runs in flight")
 	d.mu.Lock()
-	sched := d.sched
+	sched, grace := d.sched, d.cfg.ShutdownTimeout.Duration
 	d.stopping = true
 	d.mu.Unlock()
+	d.stopNow()
+	d.Log.Info("shutting down: waiting for runs in flight", "shutdown_timeout", grace)
+	finished := make(chan struct{})
+	go func() { d.wg.Wait(); close(finished) }()
+	t := time.NewTimer(grace)
+	select {
+	case <-finished:
+	case <-t.C:
+		d.Log.Info("shutdown_timeout passed: cancelling runs in flight")
+	}
+	t.Stop()
 	d.cancelRun()
 	if err := sched.Shutdown(); err != nil {
 		d.Log.Warn("scheduler shutdown", "err", err)
@@ -331,7 +345,7 @@ func (d *Daemon) schedule(s gocron.Scheduler, j Job) error {
 // run of the same job (of this config or of one before a reload) is not
 // done yet: then this one is skipped and counted.
 func (d *Daemon) runJob(j Job, delay func() time.Duration) {
-	ctx := d.runCtx
+	ctx, stop := d.runCtx, d.stopCtx
 	d.mu.Lock()
 	if d.stopping || ctx.Err() != nil {
 		// A run of a scheduler that is stopping must not start after
@@ -362,7 +376,7 @@ func (d *Daemon) runJob(j Job, delay func() time.Duration) {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-ctx.Done():
+		case <-stop.Done():
 			t.Stop()
 			return
 		}
@@ -371,12 +385,15 @@ func (d *Daemon) runJob(j Job, delay func() time.Duration) {
 	if !d.slots.tryAcquire() {
 		delayed = true
 		d.busy.set(j.Name, jobWaiting)
-		if !d.slots.acquire(ctx) {
+		if !d.slots.acquire(stop) {
 			return
 		}
 		d.busy.set(j.Name, jobRunning)
 	}
 	defer d.slots.release()
+	if stop.Err() != nil {
+		return // the shutdown began while this run waited
+	}
 	d.Metrics.Started(time.Since(due), delayed)
 	if until, ok := d.notBefore(j.Name); ok {
 		d.Metrics.Skipped(j).Inc()

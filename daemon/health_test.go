@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient/ssetest"
 )
 
 // getHealth asks /healthz of the daemon's listener.
@@ -164,5 +166,40 @@ timeout = "10s"
 	d.ReloadFailed(errors.New("probe.toml:3: target[0].evrey: unknown key"))
 	if h := d.health(time.Now()); h.Status != "unhealthy" || len(h.Reasons) != 1 || !strings.Contains(h.Reasons[0], "the last reload was refused, the old config keeps running: probe.toml:3") {
 		t.Errorf("after a refused reload: %+v", h)
+	}
+}
+
+// SIGTERM while a run is in flight that ends within shutdown_timeout: the
+// run is waited for and recorded whole (a success), not cancelled.
+func TestShutdownWaitsForRunsWithinTimeout(t *testing.T) {
+	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(100, 400, 800, 1200), 1300*time.Millisecond))
+	defer srv.Close()
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	d, _ := testDaemon(t, fmt.Sprintf(`results_log = %q
+shutdown_timeout = "20s"
+[[target]]
+name = "slow"
+url = %q
+end_data = ""
+samples = ["short"]
+every = "1m"
+jitter = "0s"
+`, results, srv.URL), nil)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, nil) }()
+	// SIGTERM once the run is in flight: the server has its request.
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && len(srv.Conns()) == 0; time.Sleep(20 * time.Millisecond) {
+	}
+	if len(srv.Conns()) == 0 {
+		t.Fatal("the run never reached the server")
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(results)
+	if !strings.Contains(string(b), `"outcome":"success"`) || strings.Contains(string(b), "cancelled by shutdown") || strings.Count(string(b), "\n") != 1 {
+		t.Errorf("results log after a graceful shutdown:\n%s", b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -45,6 +46,8 @@ Flags:
 	srv := probe.NewDemoServer()
 	srv.Start()
 	defer srv.Close()
+	var origin probe.Origin
+	origin.Host, _ = os.Hostname()
 	code := exitOK
 	for i, name := range probe.SampleNames {
 		s := probe.Samples[name]
@@ -52,6 +55,7 @@ Flags:
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		res := probe.Run(rctx, t, probe.Options{Sample: s, Client: client})
 		cancel()
+		res.Record.Stamp(origin)
 		if i > 0 && !*asJSON {
 			fmt.Fprintln(stdout)
 		}
