@@ -32,8 +32,9 @@ type Metrics struct {
 	base    string // region="..",host="..",extra labels
 	prom    bool
 	jobs    map[string]*jobSeries
-	gone    map[string]bool // jobs removed by a reload: their late runs add no series
-	budgets map[string]bool // names of the budget gauges
+	gone    map[string]bool  // jobs removed by a reload: their late runs add no series
+	budgets map[string]bool  // names of the budget gauges
+	budget  config.BudgetMap // the budgets in force, for the over-budget counters
 	host    hostSeries
 }
 
@@ -59,6 +60,7 @@ type jobSeries struct {
 	verdictFailed                    *metrics.Gauge
 	failed                           *metrics.Counter
 	deadline                         *metrics.Gauge
+	overTFC, overGap, overTail       *metrics.Counter
 
 	job                   string    // target/sample or target/drill
 	deadlineAt, lastRunAt time.Time // for /healthz
@@ -172,6 +174,7 @@ func (m *Metrics) SetBudgets(c *config.Config) {
 }
 
 func (m *Metrics) setBudgetsLocked(c *config.Config) {
+	m.budget = c.Budgets
 	now := map[string]bool{}
 	for sample, b := range c.Budgets {
 		for metric, d := range map[string]time.Duration{"tfc": b.TFC.Duration, "gap": b.Gap.Duration, "tail": b.Tail.Duration} {
@@ -281,6 +284,9 @@ func (m *Metrics) seriesLocked(target, sample, dialect, drill string) *jobSeries
 	s.missed = s.counter(m.Set, "streamprobe_resume_missed_total{"+l+"}")
 	s.lastRun = s.gauge(m.Set, "streamprobe_last_run_timestamp_seconds{"+l+"}")
 	s.failed = s.counter(m.Set, "streamprobe_runs_failed_total{"+l+"}")
+	s.overTFC = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="tfc"}`)
+	s.overGap = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="gap"}`)
+	s.overTail = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="tail"}`)
 	s.deadline = s.gauge(m.Set, "streamprobe_run_deadline_timestamp_seconds{"+l+"}")
 	s.job = target + "/" + sample
 	if drill != probe.DrillNone {
@@ -344,12 +350,25 @@ func (m *Metrics) Observe(r probe.Record) {
 	if !r.Intended() {
 		return
 	}
+	b := m.budget[r.Sample]
+	over := func(c *metrics.Counter, ms float64, budget config.Duration) {
+		if budget.Duration > 0 && ms > float64(budget.Duration)/1e6 {
+			c.Inc()
+		}
+	}
 	if v, ok := sec(r.TFCMs); ok {
 		if r.Resumed {
 			s.tfcResumed.Update(v)
 		} else {
 			s.tfc.Update(v)
+			over(s.overTFC, *r.TFCMs, b.TFC)
 		}
+	}
+	if r.TailMs != nil {
+		over(s.overTail, *r.TailMs, b.Tail)
+	}
+	for _, g := range r.Gaps.Values {
+		over(s.overGap, g, b.Gap)
 	}
 	obs := func(u updater, ms *float64) {
 		if v, ok := sec(ms); ok {

@@ -267,7 +267,7 @@ func checkDashboard(t *testing.T, vm *victoriaMetrics, path string) {
 	n := 0
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {
-			expr := strings.NewReplacer("$__rate_interval", "5m", "$__range", "5m", "$region", ".*").Replace(tg.Expr)
+			expr := strings.NewReplacer("$__rate_interval", "5m", "$__range", "5m", "$window", "5m", "$region", ".*", "$host", ".*", "$target", ".*").Replace(tg.Expr)
 			if len(vm.query(t, expr)) == 0 {
 				t.Errorf("dashboard panel %q: no data for %s", p.Title, expr)
 			}

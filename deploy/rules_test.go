@@ -97,3 +97,21 @@ func grep(s, prefix string) string {
 	}
 	return b.String()
 }
+
+// streamprobe_over_budget_total counts a run as check judges a cell: over
+// when strictly greater than the budget; resumed runs and failed runs do
+// not count.
+func TestOverBudgetCountsAsCheck(t *testing.T) {
+	ms := func(v float64) *float64 { return &v }
+	rec := func(tfc float64) probe.Record {
+		return probe.Record{Target: "api", Sample: "short", Dialect: "sse", Drill: probe.DrillNone, Outcome: probe.Success, Chunks: 3, TFCMs: ms(tfc)}
+	}
+	resumed, failed := rec(900), rec(900)
+	resumed.Resumed = true
+	failed.Outcome = probe.Timeout
+	out := daemonSeries(t, rec(599.9), rec(600), rec(600.001), rec(1200), resumed, failed)
+	line := `streamprobe_over_budget_total{region="eu",host="h1",target="api",sample="short",dialect="sse",drill="none",metric="tfc"} 2`
+	if !strings.Contains(out, line+"\n") {
+		t.Errorf("want %s in:\n%s", line, grep(out, "streamprobe_over_budget_total"))
+	}
+}

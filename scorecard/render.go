@@ -90,6 +90,10 @@ func cellText(ce *Cell) (string, string) {
 	return s, "ok"
 }
 
+// DashboardNote says how the card's numbers show elsewhere: dashboards
+// read them from histogram buckets, the TFC alert counts runs over budget.
+const DashboardNote = "(dashboards show these within one histogram bucket, 13.6% with vmrange; the TFC alert counts runs over budget, as this card does)"
+
 // Text renders the card as a table for a terminal or a log; color adds ANSI
 // colours to the marks.
 func (c *Card) Text(color bool, runsPerSample int) string {
@@ -98,6 +102,7 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 	const w0, w = 16, 34
 	if len(c.Samples) > 0 {
 		fmt.Fprintf(&b, "  %d runs per sample; cells: p50 / p95 (<= p95 budget)\n", runsPerSample)
+		b.WriteString("  " + DashboardNote + "\n")
 		head := fmt.Sprintf("  %-*s", w0, "")
 		for _, s := range c.Samples {
 			head += fmt.Sprintf("%-*s", w, s)
