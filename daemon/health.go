@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/streamprobe/streamprobe/internal/version"
 )
 
 // DeadlineGrace is added to a job's schedule, its jitter and its
@@ -18,16 +20,17 @@ const DeadlineGrace = time.Minute
 // success, make /healthz unhealthy.
 const PushFailWindow = 5
 
-// Version is the binary's version: the module version when built from a
-// tagged module, else the VCS revision (12 hex digits, "+dirty" when the
-// tree had changes), else "devel".
+// Version is the binary's version for /healthz and streamprobe_build_info:
+// internal/version's (set with -ldflags -X at release, or the module
+// version), else the VCS revision the build embedded (12 hex digits,
+// "+dirty" when the tree had changes), else "dev".
 func Version() string {
+	if v := version.String(); v != "dev" {
+		return v
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
+		return "dev"
 	}
 	rev, dirty := "", false
 	for _, s := range bi.Settings {
@@ -39,7 +42,7 @@ func Version() string {
 		}
 	}
 	if rev == "" {
-		return "devel"
+		return "dev"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
