@@ -197,8 +197,7 @@ func (c *Config) decodeError(err error, b []byte) error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		line, _ := de.Position()
-		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		msg = strings.ReplaceAll(msg, "github.com/streamprobe/streamprobe/", "")
+		msg := plainDecodeError(strings.TrimPrefix(de.Error(), "toml: "))
 		return &Error{File: c.file, Line: line, Key: c.index.keyAt(line, de.Key()), Msg: msg}
 	}
 	// A value of the wrong TOML type for a checked type (every = 5).
@@ -206,6 +205,29 @@ func (c *Config) decodeError(err error, b []byte) error {
 		return te
 	}
 	return &Error{File: c.file, Msg: strings.TrimPrefix(err.Error(), "toml: ") + " (check the types of the values)"}
+}
+
+var goTypeError = regexp.MustCompile(`^cannot decode TOML (\w+) into (?:struct field )?\S+ of type (\S+)$`)
+
+// plainDecodeError rewrites a decoder message that names Go types
+// ("cannot decode TOML string into struct field config.Target.MaxEventSize
+// of type int") into one for people ("a string where an integer
+// belongs"); the key and line are given by the caller.
+func plainDecodeError(msg string) string {
+	m := goTypeError.FindStringSubmatch(msg)
+	if m == nil {
+		return strings.ReplaceAll(msg, "github.com/streamprobe/streamprobe/", "")
+	}
+	want := map[string]string{"int": "an integer", "int64": "an integer", "float64": "a number", "bool": "true or false",
+		"string": "a string", "[]string": "a list of strings", "map[string]string": "a table of strings"}[m[2]]
+	if want == "" {
+		want = "another type of value"
+	}
+	got := map[string]string{"integer": "an integer", "float": "a number", "bool": "true or false", "boolean": "true or false", "array": "a list", "inline": "a table"}[m[1]]
+	if got == "" {
+		got = "a " + m[1]
+	}
+	return fmt.Sprintf("%s where %s belongs", got, want)
 }
 
 func (c *Config) setDefaults() {
@@ -277,169 +299,185 @@ func (c *Config) errAt(key, format string, args ...any) error {
 }
 
 func (c *Config) validate(getenv func(string) string) error {
+	var errs []error
 	if c.MaxConcurrent < 1 {
-		return c.errAt("max_concurrent", "%d: want 1 or more", c.MaxConcurrent)
+		errs = append(errs, c.errAt("max_concurrent", "%d: want 1 or more", c.MaxConcurrent))
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
-		return c.errAt("log.level", "%q: want debug, info, warn or error", c.Log.Level)
+		errs = append(errs, c.errAt("log.level", "%q: want debug, info, warn or error", c.Log.Level))
 	}
 	if !slices.Contains([]string{"auto", "json", "text"}, c.Log.Format) {
-		return c.errAt("log.format", "%q: want auto, json or text", c.Log.Format)
+		errs = append(errs, c.errAt("log.format", "%q: want auto, json or text", c.Log.Format))
 	}
 	for _, k := range sortedKeys(c.Labels) {
-		if !labelName.MatchString(k) || slices.Contains(reserved, k) {
-			return c.errAt("labels."+k, "%q is not a usable label name (letters, digits, _; not one of %s)", k, strings.Join(reserved, ", "))
+		if err := CheckLabelName(k); err != nil {
+			errs = append(errs, c.errAt("labels."+k, "%v", err))
 		}
 	}
 	if err := c.validatePush(getenv); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if len(c.Targets) == 0 {
-		return &Error{File: c.file, Key: "target", Msg: "no [[target]]: nothing to probe"}
+		errs = append(errs, &Error{File: c.file, Key: "target", Msg: "no [[target]]: nothing to probe"})
 	}
 	names := map[string]int{}
 	for i := range c.Targets {
 		if err := c.validateTarget(i, getenv); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 		n := c.Targets[i].Name
 		if j, dup := names[n]; dup {
-			return c.errAt(fmt.Sprintf("target[%d].name", i), "duplicate target name %q (also target[%d], line %d)", n, j, c.index.line(fmt.Sprintf("target[%d].name", j)))
+			errs = append(errs, c.errAt(fmt.Sprintf("target[%d].name", i), "duplicate target name %q (also target[%d], line %d)", n, j, c.index.line(fmt.Sprintf("target[%d].name", j))))
 		}
 		names[n] = i
 	}
 	for _, s := range sortedKeys(c.Budgets) {
 		if !slices.Contains(knownSamples, s) {
-			return c.errAt("budget."+s, "unknown sample %q (known: %s)", s, strings.Join(knownSamples, ", "))
+			errs = append(errs, c.errAt("budget."+s, "unknown sample %q (known: %s)", s, strings.Join(knownSamples, ", ")))
 		}
 		if v := c.Budgets[s].StallShare; v != nil && (*v < 0 || *v > 1) {
-			return c.errAt("budget."+s+".stall_share", "%g: want a share from 0 to 1 (0.05 is 5%% of runs)", *v)
+			errs = append(errs, c.errAt("budget."+s+".stall_share", "%g: want a share from 0 to 1 (0.05 is 5%% of runs)", *v))
 		}
 	}
-	return c.validateHost()
+	if err := c.validateHost(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
-func (c *Config) validatePush(getenv func(string) string) error {
-	p := &c.Push
-	if p.Interval.Duration < time.Second {
-		return c.errAt("push.interval", "%s: want 1s or more", p.Interval.Duration)
-	}
-	if p.Timeout.Duration > p.Interval.Duration {
-		return c.errAt("push.timeout", "timeout (%s) must not be longer than interval (%s)", p.Timeout.Duration, p.Interval.Duration)
-	}
-	if p.URL.URL != nil && p.URL.RawQuery != "" {
-		return c.errAt("push.url", "a query string is not allowed (it would show in logs and /healthz); put credentials in authorization_env or authorization_file")
-	}
-	if p.Histograms != "vmrange" && p.Histograms != "prometheus" {
-		return c.errAt("push.histograms", "%q: want vmrange or prometheus", p.Histograms)
-	}
-	for _, k := range sortedKeys(p.Headers) {
-		if isSecretHeader(k) {
-			return c.errAt("push.headers."+k, "secrets may not be inline: use authorization_env or authorization_file")
-		}
-	}
-	if p.AuthorizationEnv != "" && p.AuthorizationFile != "" {
-		return c.errAt("push.authorization_file", "set authorization_env or authorization_file, not both")
-	}
-	if p.AuthorizationEnv != "" && getenv(p.AuthorizationEnv) == "" {
-		return c.errAt("push.authorization_env", "environment variable %s is not set", p.AuthorizationEnv)
-	}
-	if p.AuthorizationFile != "" {
-		if _, err := readSecretFile(p.AuthorizationFile); err != nil {
-			return c.errAt("push.authorization_file", "%v", err)
-		}
+// CheckLabelName reports why k cannot be an extra label's name (the
+// config's [labels], once's -label): it must be a Prometheus label name
+// and not one streamprobe sets itself.
+func CheckLabelName(k string) error {
+	if !labelName.MatchString(k) || slices.Contains(reserved, k) {
+		return fmt.Errorf("%q is not a usable label name (letters, digits, _; not one of %s)", k, strings.Join(reserved, ", "))
 	}
 	return nil
 }
 
+func (c *Config) validatePush(getenv func(string) string) error {
+	var errs []error
+	p := &c.Push
+	if p.Interval.Duration < time.Second {
+		errs = append(errs, c.errAt("push.interval", "%s: want 1s or more", p.Interval.Duration))
+	}
+	if p.Timeout.Duration > p.Interval.Duration {
+		errs = append(errs, c.errAt("push.timeout", "timeout (%s) must not be longer than interval (%s)", p.Timeout.Duration, p.Interval.Duration))
+	}
+	if p.URL.URL != nil && p.URL.RawQuery != "" {
+		errs = append(errs, c.errAt("push.url", "a query string is not allowed (it would show in logs and /healthz); put credentials in authorization_env or authorization_file"))
+	}
+	if p.Histograms != "vmrange" && p.Histograms != "prometheus" {
+		errs = append(errs, c.errAt("push.histograms", "%q: want vmrange or prometheus", p.Histograms))
+	}
+	for _, k := range sortedKeys(p.Headers) {
+		if isSecretHeader(k) {
+			errs = append(errs, c.errAt("push.headers."+k, "secrets may not be inline: use authorization_env or authorization_file"))
+		}
+	}
+	if p.AuthorizationEnv != "" && p.AuthorizationFile != "" {
+		errs = append(errs, c.errAt("push.authorization_file", "set authorization_env or authorization_file, not both"))
+	}
+	if p.AuthorizationEnv != "" && getenv(p.AuthorizationEnv) == "" {
+		errs = append(errs, c.errAt("push.authorization_env", "environment variable %s is not set", p.AuthorizationEnv))
+	}
+	if p.AuthorizationFile != "" {
+		if _, err := readSecretFile(p.AuthorizationFile); err != nil {
+			errs = append(errs, c.errAt("push.authorization_file", "%v", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func (c *Config) validateTarget(i int, getenv func(string) string) error {
+	var errs []error
 	t := &c.Targets[i]
 	key := func(k string) string { return fmt.Sprintf("target[%d].%s", i, k) }
 	if t.Name == "" {
-		return c.errAt(fmt.Sprintf("target[%d]", i), "name is required")
+		errs = append(errs, c.errAt(fmt.Sprintf("target[%d]", i), "name is required"))
 	}
 	if !labelValue(t.Name) {
-		return c.errAt(key("name"), "%q: use letters, digits, '.', '_' and '-' (it becomes a label value)", t.Name)
+		errs = append(errs, c.errAt(key("name"), "%q: use letters, digits, '.', '_' and '-' (it becomes a label value)", t.Name))
 	}
 	switch {
 	case t.Builtin && t.URL.URL != nil:
-		return c.errAt(key("url"), "set url or builtin = true, not both")
+		errs = append(errs, c.errAt(key("url"), "set url or builtin = true, not both"))
 	case !t.Builtin && t.URL.URL == nil:
-		return c.errAt(fmt.Sprintf("target[%d]", i), "url is required (or builtin = true for the built-in reference target)")
+		errs = append(errs, c.errAt(fmt.Sprintf("target[%d]", i), "url is required (or builtin = true for the built-in reference target)"))
 	}
 	if !slices.Contains(knownDialects, t.Dialect) {
-		return c.errAt(key("dialect"), "unknown dialect %q (known: %s)", t.Dialect, strings.Join(knownDialects, ", "))
+		errs = append(errs, c.errAt(key("dialect"), "unknown dialect %q (known: %s)", t.Dialect, strings.Join(knownDialects, ", ")))
 	}
 	for j, s := range t.Samples {
 		if !slices.Contains(knownSamples, s) {
-			return c.errAt(key("samples"), "samples[%d]: unknown sample %q (known: %s)", j, s, strings.Join(knownSamples, ", "))
+			errs = append(errs, c.errAt(key("samples"), "samples[%d]: unknown sample %q (known: %s)", j, s, strings.Join(knownSamples, ", ")))
 		}
 	}
 	for j, d := range t.Drills {
 		if !slices.Contains(knownDrills, d) {
-			return c.errAt(key("drills"), "drills[%d]: unknown drill %q (known: %s)", j, d, strings.Join(knownDrills, ", "))
+			errs = append(errs, c.errAt(key("drills"), "drills[%d]: unknown drill %q (known: %s)", j, d, strings.Join(knownDrills, ", ")))
 		}
 	}
 	if len(t.Samples)+len(t.Drills) == 0 {
-		return c.errAt(key("samples"), "no samples and no drills: nothing to run")
+		errs = append(errs, c.errAt(key("samples"), "no samples and no drills: nothing to run"))
 	}
 	if t.Every.Every > 0 && t.Timeout.Duration >= t.Every.Every && c.has(key("timeout")) {
-		return c.errAt(key("timeout"), "timeout (%s) must be shorter than every (%s)", t.Timeout.Duration, t.Every.Every)
+		errs = append(errs, c.errAt(key("timeout"), "timeout (%s) must be shorter than every (%s)", t.Timeout.Duration, t.Every.Every))
 	}
 	if t.Jitter.Duration > 0 && t.Every.Every > 0 && t.Jitter.Duration >= t.Every.Every {
 		if c.has(key("jitter")) {
-			return c.errAt(key("jitter"), "jitter (%s) must be shorter than every (%s)", t.Jitter.Duration, t.Every.Every)
+			errs = append(errs, c.errAt(key("jitter"), "jitter (%s) must be shorter than every (%s)", t.Jitter.Duration, t.Every.Every))
 		}
 		t.Jitter.Duration = t.Every.Every / 2
 	}
 	if t.Timeout.Duration > t.MaxStream.Duration {
-		return c.errAt(key("timeout"), "timeout (%s) must not be longer than max_stream (%s)", t.Timeout.Duration, t.MaxStream.Duration)
+		errs = append(errs, c.errAt(key("timeout"), "timeout (%s) must not be longer than max_stream (%s)", t.Timeout.Duration, t.MaxStream.Duration))
 	}
 	if t.MaxEventSize < 1 || t.MaxEventSize > 1<<30 {
-		return c.errAt(key("max_event_size"), "%d: want 1 to 1073741824 bytes", t.MaxEventSize)
+		errs = append(errs, c.errAt(key("max_event_size"), "%d: want 1 to 1073741824 bytes", t.MaxEventSize))
 	}
 	if t.IDs != "int" && t.IDs != "opaque" {
-		return c.errAt(key("ids"), "%q: want int or opaque", t.IDs)
+		errs = append(errs, c.errAt(key("ids"), "%q: want int or opaque", t.IDs))
 	}
 	if t.DropAfter < 0 || t.Rewind < 0 {
-		return c.errAt(key("drop_after"), "drop_after and rewind must not be negative")
+		errs = append(errs, c.errAt(key("drop_after"), "drop_after and rewind must not be negative"))
 	}
 	if t.DropAt.Duration > 0 && t.DropAt.Duration >= t.MaxStream.Duration {
-		return c.errAt(key("drop_at"), "drop_at (%s) must be shorter than max_stream (%s)", t.DropAt.Duration, t.MaxStream.Duration)
+		errs = append(errs, c.errAt(key("drop_at"), "drop_at (%s) must be shorter than max_stream (%s)", t.DropAt.Duration, t.MaxStream.Duration))
 	}
 	if t.MaxChunks < 0 || t.MaxChunks > 10_000_000 {
 		return c.errAt(key("max_chunks"), "%d: want 0 (the default, 100000) to 10000000", t.MaxChunks)
 	}
 	if t.MaxReconnects < 0 || t.MaxReconnects > 100 {
-		return c.errAt(key("max_reconnects"), "%d: want 0 (the default, 5) to 100", t.MaxReconnects)
+		errs = append(errs, c.errAt(key("max_reconnects"), "%d: want 0 (the default, 5) to 100", t.MaxReconnects))
 	}
 	for j, h := range t.StaleHeaders {
 		if _, err := ParseHeaderMatch(h); err != nil {
-			return c.errAt(key("stale_headers"), "stale_headers[%d]: %v", j, err)
+			errs = append(errs, c.errAt(key("stale_headers"), "stale_headers[%d]: %v", j, err))
 		}
 	}
 	for _, h := range sortedKeys(t.Headers) {
 		if isSecretHeader(h) {
-			return c.errAt(key("headers."+h), "secrets may not be inline: use bearer_env, bearer_file or header_env")
+			errs = append(errs, c.errAt(key("headers."+h), "secrets may not be inline: use bearer_env, bearer_file or header_env"))
 		}
 	}
 	if t.BearerEnv != "" && t.BearerFile != "" {
-		return c.errAt(key("bearer_file"), "set bearer_env or bearer_file, not both")
+		errs = append(errs, c.errAt(key("bearer_file"), "set bearer_env or bearer_file, not both"))
 	}
 	if t.BearerEnv != "" && getenv(t.BearerEnv) == "" {
-		return c.errAt(key("bearer_env"), "environment variable %s is not set", t.BearerEnv)
+		errs = append(errs, c.errAt(key("bearer_env"), "environment variable %s is not set", t.BearerEnv))
 	}
 	if t.BearerFile != "" {
 		if _, err := readSecretFile(t.BearerFile); err != nil {
-			return c.errAt(key("bearer_file"), "%v", err)
+			errs = append(errs, c.errAt(key("bearer_file"), "%v", err))
 		}
 	}
 	for _, h := range sortedKeys(t.HeaderEnv) {
 		if getenv(t.HeaderEnv[h]) == "" {
-			return c.errAt(key("header_env."+h), "environment variable %s is not set", t.HeaderEnv[h])
+			errs = append(errs, c.errAt(key("header_env."+h), "environment variable %s is not set", t.HeaderEnv[h]))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 var secretNames = []string{"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie"}

@@ -89,3 +89,49 @@ func TestCronSchedule(t *testing.T) {
 		t.Errorf("every %+v", c.Targets[0].Every)
 	}
 }
+
+// validate reports every problem it finds, one line each, in file order
+// within a section; each is an *Error and wraps ErrInvalid.
+func TestValidateReportsEveryProblem(t *testing.T) {
+	_, err := Parse("p.toml", []byte(`log.level = "loud"
+[[target]]
+name = "a b"
+url = "http://x"
+dialect = "grpc"
+[[target]]
+name = "c"
+builtin = true
+samples = ["huge"]
+[budget.tiny]
+`), env(nil))
+	want := []string{
+		`p.toml:1: log.level: "loud": want debug, info, warn or error`,
+		`p.toml:3: target[0].name: "a b": use letters, digits, '.', '_' and '-' (it becomes a label value)`,
+		`p.toml:5: target[0].dialect: unknown dialect "grpc" (known: anthropic-messages, openai-chat, openai-responses, sse)`,
+		`p.toml:9: target[1].samples: samples[0]: unknown sample "huge" (known: short, long, cancel)`,
+		`p.toml:10: budget.tiny: unknown sample "tiny" (known: short, long, cancel)`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Fatalf("got\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+	var e *Error
+	if !errors.Is(err, ErrInvalid) || !errors.As(err, &e) {
+		t.Errorf("the joined error is not an *Error wrapping ErrInvalid: %#v", err)
+	}
+}
+
+// A value of the wrong type names what was found and what belongs, never
+// a Go type.
+func TestWrongTypeNamesNoGoType(t *testing.T) {
+	for value, want := range map[string]string{
+		`samples = "short"`:     "target[0].samples: a string where a list of strings belongs",
+		`max_event_size = 1.5`:  "target[0].max_event_size: a number where an integer belongs",
+		`builtin = "yes"`:       "target[0].builtin: a string where true or false belongs",
+		`max_reconnects = true`: "target[0].max_reconnects: true or false where an integer belongs",
+	} {
+		_, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n"+value+"\n"), env(nil))
+		if err == nil || err.Error() != "p.toml:4: "+want {
+			t.Errorf("%s: got %v, want %s", value, err, want)
+		}
+	}
+}

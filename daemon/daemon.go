@@ -49,8 +49,10 @@ type Daemon struct {
 	mu        sync.Mutex
 	cfg       *config.Config
 	sched     gocron.Scheduler
-	runCtx    context.Context // cancelled on shutdown: in-flight runs stop
+	runCtx    context.Context // cancelled shutdown_timeout after SIGTERM: in-flight runs stop
 	cancelRun context.CancelFunc
+	stopCtx   context.Context // cancelled at SIGTERM: no run starts, none waits on
+	stopNow   context.CancelFunc
 	builtin   *ssetest.Server
 	wg        sync.WaitGroup // runs in flight
 	retired   sync.WaitGroup // schedulers and listeners a reload replaced, stopping
@@ -71,6 +73,9 @@ type Daemon struct {
 	pushMu      sync.Mutex
 	lastPushErr string
 	lastPushAt  time.Time
+	lastPushOK  time.Time // the last push that succeeded
+	started     time.Time // when Run started
+	reloadErr   string    // why the last reload was refused; "" after one applied
 }
 
 // New returns a daemon for cfg; Start runs it.
@@ -93,6 +98,11 @@ func (d *Daemon) getenv(k string) string {
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.runCtx, d.cancelRun = context.WithCancel(context.Background())
 	defer d.cancelRun()
+	d.stopCtx, d.stopNow = context.WithCancel(context.Background())
+	defer d.stopNow()
+	d.pushMu.Lock()
+	d.started = time.Now()
+	d.pushMu.Unlock()
 	d.slots = newSlots(d.cfg.MaxConcurrent)
 	d.pushReset = make(chan struct{}, 1)
 	d.results = newResultsLog(resultsQueueLen, d.resultsLogFailed, d.resultsLogDropped)
@@ -120,17 +130,30 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 				continue
 			}
 			d.Metrics.Reloaded(true, time.Now())
+			d.pushMu.Lock()
+			d.reloadErr = ""
+			d.pushMu.Unlock()
 			d.Log.Info("config reloaded", "file", nc.File(), "targets", len(nc.Targets))
 			if d.Reloaded != nil {
 				d.Reloaded(nc)
 			}
 		}
 	}
-	d.Log.Info("shutting down: cancelling runs in flight")
 	d.mu.Lock()
-	sched := d.sched
+	sched, grace := d.sched, d.cfg.ShutdownTimeout.Duration
 	d.stopping = true
 	d.mu.Unlock()
+	d.stopNow()
+	d.Log.Info("shutting down: waiting for runs in flight", "shutdown_timeout", grace)
+	finished := make(chan struct{})
+	go func() { d.wg.Wait(); close(finished) }()
+	t := time.NewTimer(grace)
+	select {
+	case <-finished:
+	case <-t.C:
+		d.Log.Info("shutdown_timeout passed: cancelling runs in flight")
+	}
+	t.Stop()
 	d.cancelRun()
 	if err := sched.Shutdown(); err != nil {
 		d.Log.Warn("scheduler shutdown", "err", err)
@@ -161,6 +184,9 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 // not load or apply could not use it: the old config keeps running.
 func (d *Daemon) ReloadFailed(err error) {
 	d.Metrics.Reloaded(false, time.Now())
+	d.pushMu.Lock()
+	d.reloadErr = err.Error()
+	d.pushMu.Unlock()
 	d.Log.Error("reload failed; the old config keeps running", "err", err)
 }
 
@@ -325,7 +351,7 @@ func (d *Daemon) schedule(s gocron.Scheduler, j jobs.Job) error {
 // run of the same job (of this config or of one before a reload) is not
 // done yet: then this one is skipped and counted.
 func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
-	ctx := d.runCtx
+	ctx, stop := d.runCtx, d.stopCtx
 	d.mu.Lock()
 	if d.stopping || ctx.Err() != nil {
 		// A run of a scheduler that is stopping must not start after
@@ -336,6 +362,7 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 	d.wg.Add(1)
 	d.mu.Unlock()
 	defer d.wg.Done()
+	defer func() { d.Metrics.Scheduled(j, time.Now()) }()
 	d.Metrics.Due()
 	if st, ok := d.busy.claim(j.Name); !ok {
 		reason := "overlap"
@@ -355,7 +382,7 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-ctx.Done():
+		case <-stop.Done():
 			t.Stop()
 			return
 		}
@@ -364,12 +391,15 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 	if !d.slots.tryAcquire() {
 		delayed = true
 		d.busy.set(j.Name, jobWaiting)
-		if !d.slots.acquire(ctx) {
+		if !d.slots.acquire(stop) {
 			return
 		}
 		d.busy.set(j.Name, jobRunning)
 	}
 	defer d.slots.release()
+	if stop.Err() != nil {
+		return // the shutdown began while this run waited
+	}
 	d.Metrics.Started(time.Since(due), delayed)
 	if until, ok := d.notBefore(j.Name); ok {
 		d.Metrics.Skipped(j).Inc()
@@ -513,6 +543,7 @@ func (d *Daemon) push(ctx context.Context) {
 		d.lastPushErr = err.Error()
 	} else {
 		d.lastPushErr = ""
+		d.lastPushOK = d.lastPushAt
 	}
 	d.pushMu.Unlock()
 	if err != nil {
@@ -521,7 +552,9 @@ func (d *Daemon) push(ctx context.Context) {
 	}
 }
 
-// Handler serves /metrics (the same set as the push) and /healthz.
+// Handler serves /metrics (the same set as the push) and /healthz: 200
+// and {"status":"ok"} when healthy, 503 and {"status":"unhealthy"} with
+// the reasons otherwise (see Daemon.health).
 func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
@@ -529,16 +562,11 @@ func (d *Daemon) Handler() http.Handler {
 		d.Metrics.Set.WritePrometheus(w)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		d.pushMu.Lock()
-		h := map[string]any{"status": "ok"}
-		if !d.lastPushAt.IsZero() {
-			h["last_push"] = d.lastPushAt.UTC().Format(time.RFC3339)
-			if d.lastPushErr != "" {
-				h["last_push_error"] = d.lastPushErr
-			}
-		}
-		d.pushMu.Unlock()
+		h := d.health(time.Now())
 		w.Header().Set("Content-Type", "application/json")
+		if h.Status != "ok" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
 		json.NewEncoder(w).Encode(h)
 	})
 	return mux

@@ -140,8 +140,9 @@ jitter = "0s"
 	}
 }
 
-// SIGTERM during a run: the run is cancelled and recorded as cancelled by
-// shutdown, not as a failure, and Run returns promptly.
+// SIGTERM during a run that outlasts shutdown_timeout: the run is
+// cancelled and recorded as cancelled by shutdown, not as a failure, and
+// Run returns promptly after the timeout.
 func TestShutdownCancelsRunsInFlight(t *testing.T) {
 	srv := ssetest.NewUnstarted(nil)
 	srv.Hold = true
@@ -149,6 +150,7 @@ func TestShutdownCancelsRunsInFlight(t *testing.T) {
 	defer srv.Close()
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	d, _ := testDaemon(t, fmt.Sprintf(`results_log = %q
+shutdown_timeout = "300ms"
 [[target]]
 name = "hang"
 url = %q

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -32,8 +33,9 @@ type Metrics struct {
 	base    string // region="..",host="..",extra labels
 	prom    bool
 	jobs    map[string]*jobSeries
-	gone    map[string]bool // jobs removed by a reload: their late runs add no series
-	budgets map[string]bool // names of the budget gauges
+	gone    map[string]bool  // jobs removed by a reload: their late runs add no series
+	budgets map[string]bool  // names of the budget gauges
+	budget  config.BudgetMap // the budgets in force, for the over-budget counters
 	host    hostSeries
 }
 
@@ -44,6 +46,7 @@ type hostSeries struct {
 	due, delayed                                    *metrics.Counter
 	lag                                             updater
 	reloadOK, reloadAt                              *metrics.Gauge
+	buildInfo                                       *metrics.Gauge
 }
 
 // jobSeries are the series of one job, built once.
@@ -56,6 +59,12 @@ type jobSeries struct {
 	dups, missed                     *metrics.Counter
 	lastRun                          *metrics.Gauge
 	verdictFailed                    *metrics.Gauge
+	failed                           *metrics.Counter
+	deadline                         *metrics.Gauge
+	overTFC, overGap, overTail       *metrics.Counter
+
+	job                   string    // target/sample or target/drill
+	deadlineAt, lastRunAt time.Time // for /healthz
 }
 
 // NewMetrics returns the metrics of a daemon with the config's labels and
@@ -91,7 +100,9 @@ func (m *Metrics) Reconfigure(c *config.Config, jobs []jobs.Job) {
 			lag:                 m.histogram("streamprobe_schedule_lag_seconds", m.base),
 			reloadOK:            m.Set.NewGauge("streamprobe_config_last_reload_successful"+b, nil),
 			reloadAt:            m.Set.NewGauge("streamprobe_config_last_reload_success_timestamp_seconds"+b, nil),
+			buildInfo:           m.Set.NewGauge(fmt.Sprintf("streamprobe_build_info{%s,version=%q,goversion=%q}", m.base, Version(), runtime.Version()), nil),
 		}
+		m.host.buildInfo.Set(1)
 	}
 	if jobs != nil {
 		keep := map[string]bool{}
@@ -113,6 +124,10 @@ func (m *Metrics) Reconfigure(c *config.Config, jobs []jobs.Job) {
 			for _, reason := range []string{"retry_after", "overlap", "no_slot"} {
 				s.counter(m.Set, `streamprobe_runs_skipped_total{`+s.labels+`,reason="`+reason+`"}`)
 			}
+			// A job new or rescheduled by this config must run by its
+			// first deadline.
+			s.job = j.Name
+			s.setDeadline(j.Deadline(time.Now()))
 		}
 	}
 	m.setBudgetsLocked(c)
@@ -160,6 +175,7 @@ func (m *Metrics) SetBudgets(c *config.Config) {
 }
 
 func (m *Metrics) setBudgetsLocked(c *config.Config) {
+	m.budget = c.Budgets
 	now := map[string]bool{}
 	for sample, b := range c.Budgets {
 		for metric, d := range map[string]time.Duration{"tfc": b.TFC.Duration, "gap": b.Gap.Duration, "tail": b.Tail.Duration} {
@@ -268,6 +284,15 @@ func (m *Metrics) seriesLocked(target, sample, dialect, drill string) *jobSeries
 	s.dups = s.counter(m.Set, "streamprobe_resume_duplicates_total{"+l+"}")
 	s.missed = s.counter(m.Set, "streamprobe_resume_missed_total{"+l+"}")
 	s.lastRun = s.gauge(m.Set, "streamprobe_last_run_timestamp_seconds{"+l+"}")
+	s.failed = s.counter(m.Set, "streamprobe_runs_failed_total{"+l+"}")
+	s.overTFC = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="tfc"}`)
+	s.overGap = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="gap"}`)
+	s.overTail = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="tail"}`)
+	s.deadline = s.gauge(m.Set, "streamprobe_run_deadline_timestamp_seconds{"+l+"}")
+	s.job = target + "/" + sample
+	if drill != probe.DrillNone {
+		s.job = target + "/" + drill
+	}
 	if drill != probe.DrillNone {
 		s.verdictFailed = s.gauge(m.Set, "streamprobe_resume_last_verdict_failed{"+l+"}")
 	}
@@ -300,7 +325,12 @@ func (m *Metrics) Observe(r probe.Record) {
 	}
 	s := m.seriesLocked(r.Target, r.Sample, r.Dialect, r.Drill)
 	s.counter(m.Set, fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, s.labels, r.Outcome)).Inc()
-	s.lastRun.Set(float64(time.Now().UnixNano()) / 1e9)
+	now := time.Now()
+	s.lastRun.Set(float64(now.UnixNano()) / 1e9)
+	s.lastRunAt = now
+	if !r.Intended() {
+		s.failed.Inc()
+	}
 	if s.verdictFailed != nil && r.Verdict == "" {
 		// The drill failed before it could judge (a 5xx, a timeout): it
 		// is not a pass.
@@ -321,12 +351,25 @@ func (m *Metrics) Observe(r probe.Record) {
 	if !r.Intended() {
 		return
 	}
+	b := m.budget[r.Sample]
+	over := func(c *metrics.Counter, ms float64, budget config.Duration) {
+		if budget.Duration > 0 && ms > float64(budget.Duration)/1e6 {
+			c.Inc()
+		}
+	}
 	if v, ok := sec(r.TFCMs); ok {
 		if r.Resumed {
 			s.tfcResumed.Update(v)
 		} else {
 			s.tfc.Update(v)
+			over(s.overTFC, *r.TFCMs, b.TFC)
 		}
+	}
+	if r.TailMs != nil {
+		over(s.overTail, *r.TailMs, b.Tail)
+	}
+	for _, g := range r.Gaps.Values {
+		over(s.overGap, g, b.Gap)
 	}
 	obs := func(u updater, ms *float64) {
 		if v, ok := sec(ms); ok {
@@ -345,6 +388,22 @@ func (m *Metrics) Observe(r probe.Record) {
 	if r.Stalls > 0 {
 		s.stalls.Add(r.Stalls)
 		s.stalledRuns.Inc()
+	}
+}
+
+func (s *jobSeries) setDeadline(t time.Time) {
+	s.deadlineAt = t
+	s.deadline.Set(float64(t.UnixNano()) / 1e9)
+}
+
+// Scheduled moves the job's deadline on from at, when its task ran:
+// whether it made a run or skipped one (Retry-After, overlap), the
+// scheduler is alive.
+func (m *Metrics) Scheduled(j jobs.Job, at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.jobs[seriesKey(j.Target.Name, j.Sample.Name, jobDrill(j))]; ok {
+		s.setDeadline(j.Deadline(at))
 	}
 }
 

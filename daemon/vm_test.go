@@ -280,7 +280,7 @@ func dashboardGaps(t *testing.T, vm *victoriaMetrics, path string) []string {
 	var gaps []string
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {
-			expr := strings.NewReplacer("$__rate_interval", "5m", "$__range", "5m", "$region", ".*").Replace(tg.Expr)
+			expr := strings.NewReplacer("$__rate_interval", "5m", "$__range", "5m", "$window", "5m", "$region", ".*", "$host", ".*", "$target", ".*").Replace(tg.Expr)
 			if len(vm.query(t, expr)) == 0 {
 				gaps = append(gaps, fmt.Sprintf("dashboard panel %q: no data for %s", p.Title, expr))
 			}

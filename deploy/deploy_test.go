@@ -24,7 +24,7 @@ func tool(t *testing.T, name, pkg string) string {
 
 func TestAlertRulesWithPromtool(t *testing.T) {
 	promtool := tool(t, "promtool", "prometheus")
-	if out, err := exec.Command(promtool, "check", "rules", "alerts.yml").CombinedOutput(); err != nil {
+	if out, err := exec.Command(promtool, "check", "rules", "alerts.yml", "hosts.example.yml").CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
 	out, err := exec.Command(promtool, "test", "rules", "alerts_test.yml").CombinedOutput()
@@ -35,7 +35,7 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 
 func TestAlertRulesWithVmalert(t *testing.T) {
 	vmalert := tool(t, "vmalert", "victoria-metrics")
-	out, err := exec.Command(vmalert, "-rule=alerts.yml", "-dryRun", "-loggerLevel=ERROR").CombinedOutput()
+	out, err := exec.Command(vmalert, "-rule=alerts.yml", "-rule=hosts.example.yml", "-dryRun", "-loggerLevel=ERROR").CombinedOutput()
 	if err != nil {
 		t.Fatalf("vmalert -dryRun: %v\n%s", err, out)
 	}
@@ -47,7 +47,12 @@ func TestDashboardIsValidJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var d struct {
-		UID    string `json:"uid"`
+		UID        string `json:"uid"`
+		Templating struct {
+			List []struct {
+				Name string `json:"name"`
+			} `json:"list"`
+		} `json:"templating"`
 		Panels []struct {
 			Title   string `json:"title"`
 			Targets []struct {
@@ -67,7 +72,26 @@ func TestDashboardIsValidJSON(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"TFC: short", "TFC: long", "TFC: cancel", "Share of runs that stalled over 250 ms", "Resume verdicts by region", "Gap p50 vs p95: short"} {
+	vars := map[string]bool{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = true
+	}
+	for _, want := range []string{"region", "host", "target", "window"} {
+		if !vars[want] {
+			t.Errorf("dashboard lacks the variable $%s", want)
+		}
+	}
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			if strings.Contains(tg.Expr, `region=~"$region"`) && (!strings.Contains(tg.Expr, `host=~"$host"`) || !strings.Contains(tg.Expr, `target=~"$target"`)) {
+				t.Errorf("panel %q filters by region but not by host and target: %s", p.Title, tg.Expr)
+			}
+			if strings.Contains(tg.Expr, "$__rate_interval") {
+				t.Errorf("panel %q aggregates over $__rate_interval (a run or two), not $window: %s", p.Title, tg.Expr)
+			}
+		}
+	}
+	for _, want := range []string{"TFC: short", "TFC: long", "TFC: cancel", "Share of runs that stalled over 250 ms", "Resume verdicts by region", "Gap p50 vs p95: short", "Failed runs by target and sample"} {
 		if !titles[want] {
 			t.Errorf("dashboard lacks the panel %q", want)
 		}

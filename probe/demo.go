@@ -97,6 +97,7 @@ type DemoDrill struct {
 	Server string // what the server does
 	Drill  Drill
 	Setup  func(*ssetest.Server)
+	Want   Verdict // the verdict the drill must give against this server
 }
 
 // DemoDrillSchedule is the generic stream the drills run on: 12 events 40 ms
@@ -112,13 +113,13 @@ func DemoDrillSchedule() []ssetest.Step {
 // DemoDrills lists the drills of the demo: each verdict once.
 func DemoDrills() []DemoDrill {
 	return []DemoDrill{
-		{Server: "correct", Drill: Drill{Name: DrillDrop}},
-		{Server: "correct", Drill: Drill{Name: DrillDuplicate}},
-		{Server: "answers a stale id with an error event", Drill: Drill{Name: DrillStale}},
-		{Server: "replays the sent id again (off-by-one)", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }},
-		{Server: "resumes at id+2", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Skip }},
-		{Server: "ignores Last-Event-ID", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Restart }},
-		{Server: "replays an id with different data", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Mismatch }},
-		{Server: "streams the live tail for a stale id", Drill: Drill{Name: DrillStale}, Setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleLive }},
+		{Server: "correct", Drill: Drill{Name: DrillDrop}, Want: VerdictPass},
+		{Server: "correct", Drill: Drill{Name: DrillDuplicate}, Want: VerdictPass},
+		{Server: "answers a stale id with an error event", Drill: Drill{Name: DrillStale}, Want: VerdictStaleOK},
+		{Server: "replays the sent id again (off-by-one)", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }, Want: VerdictDuplicate},
+		{Server: "resumes at id+2", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Skip }, Want: VerdictMissed},
+		{Server: "ignores Last-Event-ID", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Restart }, Want: VerdictRestarted},
+		{Server: "replays an id with different data", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Mismatch }, Want: VerdictMismatch},
+		{Server: "streams the live tail for a stale id", Drill: Drill{Name: DrillStale}, Setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleLive }, Want: VerdictUndefinedStale},
 	}
 }

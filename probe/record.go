@@ -91,6 +91,30 @@ type Record struct {
 	StaleAnswer         string   `json:"stale_answer,omitempty"`
 	ResumeDetail        string   `json:"resume_detail,omitempty"`
 	StartedAt           string   `json:"started_at"`
+
+	// Where the run was made (see Origin): set by the daemon and check
+	// from the config, by once from the hostname and its flags, so
+	// results logs of several hosts can be merged.
+	Host   string            `json:"host,omitempty"`
+	Region string            `json:"region,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// Origin is where runs are made: the host, its region and the config's
+// extra labels, the same values that label the host's series.
+type Origin struct {
+	Host   string
+	Region string
+	Labels map[string]string
+}
+
+// Stamp sets the record's host, region and labels from o. The labels map
+// is shared, never written.
+func (r *Record) Stamp(o Origin) {
+	r.Host, r.Region = o.Host, o.Region
+	if len(o.Labels) > 0 {
+		r.Labels = o.Labels
+	}
 }
 
 // ms converts a duration to milliseconds rounded to the microsecond.

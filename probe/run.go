@@ -132,7 +132,9 @@ type run struct {
 
 func (r *run) fail(o Outcome, format string, args ...any) {
 	r.rec.Outcome = o
-	r.rec.Error = fmt.Sprintf(format, args...)
+	// The record's error is for people: the transport's package prefix
+	// (resumeclient: ...) says nothing to them.
+	r.rec.Error = strings.ReplaceAll(fmt.Sprintf(format, args...), "resumeclient: ", "")
 }
 
 func (r *run) now() time.Time {

@@ -81,6 +81,13 @@ func WritePage(w io.Writer, p Page, cards []*Card) error {
 			}
 			scoreTable(&b, c)
 		}
+		if red := c.RedCells(); len(red) > 0 {
+			b.WriteString("<ul class=\"why\">")
+			for _, ce := range red {
+				fmt.Fprintf(&b, "<li>%s %s: %s</li>", html.EscapeString(ce.Sample), html.EscapeString(rowNames[ce.Row]), html.EscapeString(ce.Why))
+			}
+			b.WriteString("</ul>\n")
+		}
 		if len(c.Drills) > 0 {
 			b.WriteString("<table><tr><th>drill</th><th>verdict</th><th>detail</th></tr>\n")
 			for _, d := range c.Drills {

@@ -31,7 +31,7 @@ func cellText(ce *Cell) (string, string) {
 	switch ce.Row {
 	case "stall_share":
 		if ce.Share == nil {
-			return "no runs", ""
+			return NoSuccessfulRun, ""
 		}
 		text := fmt.Sprintf("%.0f%% of %d runs", *ce.Share*100, ce.N)
 		if ce.ShareBudget == nil {
@@ -47,7 +47,7 @@ func cellText(ce *Cell) (string, string) {
 		case ce.Unknown:
 			return "not in the source", ""
 		case ce.Share == nil:
-			return "no runs", ""
+			return NoSuccessfulRun, ""
 		case ce.Suspected == 0:
 			return "none", "ok"
 		}
@@ -73,6 +73,9 @@ func cellText(ce *Cell) (string, string) {
 		return strings.Join(parts, ", "), mark
 	}
 	if ce.P50 == nil {
+		if ce.Why == NoSuccessfulRun {
+			return NoSuccessfulRun, ""
+		}
 		if ce.Budget != nil {
 			return fmt.Sprintf("absent (<= %s)", msText(*ce.Budget)), "OVER"
 		}
@@ -117,6 +120,10 @@ func (c *Card) runsText(runsPerSample int) string {
 	return "runs: " + strings.Join(parts, ", ")
 }
 
+// DashboardNote says how the card's numbers show elsewhere: dashboards
+// read them from histogram buckets, the TFC alert counts runs over budget.
+const DashboardNote = "(dashboards show these within one histogram bucket, 13.6% with vmrange; the TFC alert counts runs over budget, as this card does)"
+
 // Text renders the card as a table for a terminal or a log; color adds ANSI
 // colours to the marks.
 func (c *Card) Text(color bool, runsPerSample int) string {
@@ -131,6 +138,9 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 	}
 	if len(c.Samples) > 0 {
 		fmt.Fprintf(&b, "  %s; cells: p50 / p95 (<= p95 budget)\n", c.runsText(runsPerSample))
+		if runsPerSample > 0 {
+			b.WriteString("  " + DashboardNote + "\n")
+		}
 		head := fmt.Sprintf("  %-*s", w0, "")
 		for _, s := range c.Samples {
 			head += fmt.Sprintf("%-*s", w, s)

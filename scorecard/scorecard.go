@@ -105,10 +105,80 @@ type Cell struct {
 	Outcomes map[string]int `json:"outcomes,omitempty"`
 	// Unknown marks a row the source cannot tell (buffering from
 	// metrics).
-	Unknown bool   `json:"unknown,omitempty"`
-	Over    bool   `json:"over"`
-	Why     string `json:"why,omitempty"`
+	Unknown bool `json:"unknown,omitempty"`
+	// FailedRun is the representative failing run (outcomes row): why
+	// runs failed, as the most common way they did.
+	FailedRun *FailedRun `json:"failed_run,omitempty"`
+	Over      bool       `json:"over"`
+	Why       string     `json:"why,omitempty"`
 }
+
+// FailedRun is the representative of a class's failing runs: the first
+// run of the most common way they failed (outcome and HTTP status).
+type FailedRun struct {
+	Outcome    string `json:"outcome"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Verdict    string `json:"resume_verdict,omitempty"`
+	RequestID  string `json:"request_id"`
+	// Like is how many of the failing runs failed the same way.
+	Like int `json:"like"`
+}
+
+// String is the failing run in one line: outcome, HTTP status, error.
+func (f *FailedRun) String() string {
+	s := f.Outcome
+	if f.HTTPStatus != 0 {
+		s += fmt.Sprintf(", HTTP %d", f.HTTPStatus)
+	}
+	if f.Verdict != "" && f.Outcome == string(probe.Success) {
+		s += ", resume verdict " + f.Verdict
+	}
+	if f.Error != "" {
+		s += ": " + f.Error
+	}
+	return s + " (request_id " + f.RequestID + ")"
+}
+
+// failedRun picks the representative failing run of runs, nil when all
+// passed.
+func failedRun(runs []Run) *FailedRun {
+	type way struct {
+		o      probe.Outcome
+		status int
+	}
+	count, first := map[way]int{}, map[way]*probe.Record{}
+	var order []way
+	for i := range runs {
+		rec := &runs[i].Record
+		if rec.Passed() {
+			continue
+		}
+		k := way{rec.Outcome, rec.HTTPStatus}
+		if count[k] == 0 {
+			order = append(order, k)
+			first[k] = rec
+		}
+		count[k]++
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	best := order[0]
+	for _, k := range order[1:] {
+		if count[k] > count[best] {
+			best = k
+		}
+	}
+	rec := first[best]
+	return &FailedRun{Outcome: string(rec.Outcome), HTTPStatus: rec.HTTPStatus, Error: rec.Error,
+		Verdict: string(rec.Verdict), RequestID: rec.RequestID, Like: count[best]}
+}
+
+// NoSuccessfulRun is the text of a timing cell of a class where no run
+// ended as its sample intends: nothing to measure, and the outcomes row
+// says why.
+const NoSuccessfulRun = "no successful run"
 
 // Drill is the result of one resume drill.
 type Drill struct {
@@ -257,6 +327,9 @@ type Class struct {
 	// visible tokens/s of every run that had them.
 	Tokens, TPS []float64
 	RequestIDs  []string
+	// FailedRun is the most common way its runs failed (nil when the
+	// source has no single runs, or none failed).
+	FailedRun *FailedRun
 }
 
 // BufferingRuns are the runs of a class that look proxy-buffered.
@@ -268,7 +341,7 @@ type BufferingRuns struct {
 
 // ClassOf reduces the runs of one sample to a Class.
 func ClassOf(sample string, runs []Run) Class {
-	cl := Class{Sample: sample, Runs: len(runs), Outcomes: map[string]int{}, Buffering: &BufferingRuns{}}
+	cl := Class{Sample: sample, Runs: len(runs), Outcomes: map[string]int{}, Buffering: &BufferingRuns{}, FailedRun: failedRun(runs)}
 	cl.TFC.Values, cl.Gap.Values, cl.Tail.Values, cl.Close.Values = []float64{}, []float64{}, []float64{}, []float64{}
 	for _, r := range runs {
 		rec := r.Record
@@ -370,13 +443,16 @@ func BuildClasses(target string, classes []Class, drills []Drill, budgets map[st
 			c.RequestIDs[s] = cl.RequestIDs
 		}
 		b := budgets[s]
+		good := cl.Good
 		cell := func(row string, d Dist, budget float64) {
 			p50, b50 := d.quantile(0.5)
 			p95, b95 := d.quantile(0.95)
 			ce := Cell{Row: row, Sample: s, N: d.N(), P50: p50, P95: p95, P50Bucket: b50, P95Bucket: b95, Budget: budgetPtr(budget)}
 			switch {
+			case good == 0:
+				ce.Why = NoSuccessfulRun // not red: the outcomes row is
 			case ce.Budget != nil && p95 == nil:
-				ce.Over, ce.Why = true, "no successful run to measure"
+				ce.Over, ce.Why = true, fmt.Sprintf("no value in %d successful run(s)", good)
 			case ce.Budget != nil && *p95 > *ce.Budget:
 				ce.Over, ce.Why = true, fmt.Sprintf("p95 %s over the %s budget", msText(*p95), msText(*ce.Budget))
 			}
@@ -390,7 +466,6 @@ func BuildClasses(target string, classes []Class, drills []Drill, budgets map[st
 		if b.StallShare != nil {
 			shareBudget = *b.StallShare
 		}
-		good := cl.Good
 		share := Cell{Row: "stall_share", Sample: s, N: good, ShareBudget: &shareBudget}
 		if good > 0 {
 			v := float64(cl.Stalled) / float64(good)
@@ -418,6 +493,9 @@ func BuildClasses(target string, classes []Class, drills []Drill, budgets map[st
 			oc.Over, oc.Why = true, fmt.Sprintf("%d of %d runs did not end as the %s sample should", cl.Failed, cl.Runs, s)
 			if cl.BadVerdict > 0 {
 				oc.Why += fmt.Sprintf(" (%d with a failing resume verdict)", cl.BadVerdict)
+			}
+			if oc.FailedRun = cl.FailedRun; oc.FailedRun != nil {
+				oc.Why += fmt.Sprintf("; %d like this one: %s", oc.FailedRun.Like, oc.FailedRun)
 			}
 		}
 		c.Cells = append(c.Cells, oc)
@@ -484,13 +562,17 @@ func msText(v float64) string {
 	return fmt.Sprintf("%.1f ms", v)
 }
 
-// triage states, for each class with a red cell, the article's checks in
-// their fixed order, from the data the card has.
+// triageRows are the rows the article's triage explains: a red outcomes
+// row is explained by its failing run instead.
+var triageRows = []string{"tfc", "gap", "tail", "close", "stall_share", "buffering"}
+
+// triage states, for each class with a red timing cell, the article's
+// checks in their fixed order, from the data the card has.
 func (c *Card) triage() []string {
 	var out []string
 	for _, s := range c.Samples {
 		red := false
-		for _, row := range Rows {
+		for _, row := range triageRows {
 			if ce := c.cell(row, s); ce != nil && ce.Over {
 				red = true
 			}

@@ -147,7 +147,7 @@ func TestJUnit(t *testing.T) {
 		}
 	}
 	want := []string{"short gap: p95 259 ms over the 100 ms budget",
-		"short stalled >250ms: 5 of 5 runs stalled over 250 ms (100%), over the 5% budget", "cancel outcomes: 1 of 5 runs did not end as the cancel sample should",
+		"short stalled >250ms: 5 of 5 runs stalled over 250 ms (100%), over the 5% budget", "cancel outcomes: 1 of 5 runs did not end as the cancel sample should; 1 like this one: upstream_error (request_id cancel-04)",
 		"drill drop: resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"}
 	if strings.Join(msgs, "|") != strings.Join(want, "|") {
 		t.Errorf("failures %q", msgs)

@@ -82,7 +82,8 @@ func TestUnitSettings(t *testing.T) {
 	for _, want := range []string{"DynamicUser=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
 		"NoNewPrivileges=yes", "CapabilityBoundingSet=\n", "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX",
 		"SystemCallFilter=@system-service", "EnvironmentFile=-/etc/streamprobe/env", "-config /etc/streamprobe/probe.toml",
-		"ExecReload=/bin/kill -HUP $MAINPID", "Restart=on-failure"} {
+		"ExecReload=/bin/kill -HUP $MAINPID", "Restart=on-failure",
+		"ExecStartPre=/usr/local/bin/streamprobe validate -config /etc/streamprobe/probe.toml"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("unit lacks %q", want)
 		}

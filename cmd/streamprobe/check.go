@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
@@ -39,7 +43,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print one JSON summary instead of the tables")
 	junit := fs.String("junit", "", "also write JUnit XML to this file (one testcase per cell and per drill)")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML report with timelines to this file")
-	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-json] [-junit FILE] [-html FILE]
+	if code, ok := parseFlags(fs, args, stdout, stderr, `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-json] [-junit FILE] [-html FILE]
 
 The acceptance check before a rollout: runs each configured sample N times
 per target (and each configured drill once), and prints a scorecard per
@@ -58,9 +62,15 @@ Flags:
 		fmt.Fprintf(stderr, "streamprobe check: -runs and -concurrency must be 1 or more\n")
 		return exitUsage
 	}
+	for _, o := range []struct{ flag, path string }{{"-junit", *junit}, {"-html", *htmlOut}} {
+		if err := writable(o.path); o.path != "" && err != nil {
+			fmt.Fprintf(stderr, "streamprobe check: %s: %v\n", o.flag, err)
+			return exitUsage
+		}
+	}
 	cfg, err := config.Load(*path, os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamprobe check: %v\n", err)
+		printErr(stderr, "check", err)
 		return exitUsage
 	}
 	for _, t := range targets {
@@ -79,7 +89,7 @@ Flags:
 	}
 	all, err := jobs.Build(cfg, builtinURL, os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamprobe check: %v\n", err)
+		printErr(stderr, "check", err)
 		return exitUsage
 	}
 	defer func() {
@@ -108,9 +118,13 @@ Flags:
 	progress := newProgress(stderr, total)
 	results := runAll(ctx, todo, *runs, *conc, progress)
 	progress.done()
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "streamprobe check: interrupted")
-		return exitFail
+	interrupted := ctx.Err() != nil
+	if interrupted {
+		n := 0
+		for _, rs := range results {
+			n += len(rs)
+		}
+		fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, total)
 	}
 	var cards []*scorecard.Card
 	for _, ct := range cfg.Targets {
@@ -134,14 +148,17 @@ Flags:
 		}
 		cards = append(cards, scorecard.Build(ct.Name, samples, bySample, drills, budgets))
 	}
-	pass := true
+	pass := !interrupted
 	for _, c := range cards {
 		pass = pass && c.Pass
 	}
 	if *asJSON {
-		json.NewEncoder(stdout).Encode(map[string]any{"pass": pass, "runs_per_sample": *runs, "targets": cards})
+		json.NewEncoder(stdout).Encode(map[string]any{"pass": pass, "interrupted": interrupted, "runs_per_sample": *runs, "targets": cards})
 	} else {
 		color := isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && stdout == io.Writer(os.Stdout)
+		if interrupted {
+			fmt.Fprintln(stdout, "INTERRUPTED: the cards below hold only the runs that finished before the interrupt")
+		}
 		for i, c := range cards {
 			if i > 0 {
 				fmt.Fprintln(stdout)
@@ -165,6 +182,31 @@ Flags:
 		return exitOK
 	}
 	return exitFail
+}
+
+// writable reports why path cannot be written as an output file (created
+// or truncated), without creating it: check says so before any run.
+func writable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory", path)
+	case err == nil:
+		if syscall.Access(path, 2 /* W_OK */) != nil {
+			return fmt.Errorf("%s is not writable", path)
+		}
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("cannot write %s", path)
+	}
+	dir := filepath.Dir(path)
+	if di, err := os.Stat(dir); err != nil || !di.IsDir() {
+		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	if syscall.Access(dir, 2|1 /* W_OK|X_OK */) != nil {
+		return fmt.Errorf("directory %s is not writable", dir)
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -214,6 +256,9 @@ func runAll(ctx context.Context, todo []jobs.Job, n, conc int, p *progress) map[
 			defer wg.Done()
 			defer func() { <-sem }()
 			res := t.j.Run(ctx, nil)
+			if ctx.Err() != nil {
+				return // cut by the interrupt: not a measurement
+			}
 			run := scorecard.FromResult(res)
 			mu.Lock()
 			out[t.j.Target.Name] = append(out[t.j.Target.Name], run)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/streamprobe/streamprobe/internal/ssetest"
@@ -17,7 +19,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the records as JSON lines")
 	drills := fs.Bool("drills", false, "run the resume drills instead, against the reference target with each resume bug switched on in turn")
-	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe demo [-json] [-drills]
+	if code, ok := parseFlags(fs, args, stdout, stderr, `Usage: streamprobe demo [-json] [-drills]
 
 Starts the built-in reference target (an openai-chat stream on loopback,
 no API key, no network) and runs the short, long and cancel samples
@@ -28,7 +30,8 @@ tail 632 ms, close 7 ms, one stall.
 With -drills it runs the resume drills instead (generic sse dialect, ids 1
 to 12): drop, duplicate and stale against a correct server, then drop and
 stale against a server with each resume bug in turn. Each bug's record
-names it; the exit code is 0 when every verdict is the expected one.
+names it; each drill prints the verdict expected from its server, and the
+exit code is 1 when any verdict differs from the expected one.
 
 Flags:
 `); !ok {
@@ -38,11 +41,13 @@ Flags:
 	defer tr.CloseIdleConnections()
 	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
 	if *drills {
-		return demoDrills(ctx, client, *asJSON, stdout, stderr)
+		return demoDrills(ctx, client, probe.DemoDrills(), *asJSON, stdout, stderr)
 	}
 	srv := probe.NewDemoServer()
 	srv.Start()
 	defer srv.Close()
+	var origin probe.Origin
+	origin.Host, _ = os.Hostname()
 	code := exitOK
 	for i, name := range probe.SampleNames {
 		s := probe.Samples[name]
@@ -50,6 +55,7 @@ Flags:
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		res := probe.Run(rctx, t, probe.Options{Sample: s, Client: client})
 		cancel()
+		res.Record.Stamp(origin)
 		if i > 0 && !*asJSON {
 			fmt.Fprintln(stdout)
 		}
@@ -67,9 +73,11 @@ Flags:
 	return code
 }
 
-func demoDrills(ctx context.Context, client *resumeclient.Client, asJSON bool, stdout, stderr io.Writer) int {
+// demoDrills runs each drill against its server and prints the records;
+// exit 1 when a verdict differs from the expected one.
+func demoDrills(ctx context.Context, client *resumeclient.Client, drills []probe.DemoDrill, asJSON bool, stdout, stderr io.Writer) int {
 	code := exitOK
-	for i, dd := range probe.DemoDrills() {
+	for i, dd := range drills {
 		srv := ssetest.NewUnstarted(probe.DemoDrillSchedule())
 		if dd.Setup != nil {
 			dd.Setup(srv)
@@ -84,14 +92,16 @@ func demoDrills(ctx context.Context, client *resumeclient.Client, asJSON bool, s
 			if i > 0 {
 				fmt.Fprintln(stdout)
 			}
-			fmt.Fprintf(stdout, "# server: %s\n", dd.Server)
+			fmt.Fprintf(stdout, "# server: %s; expected verdict: %s\n", dd.Server, strings.ToUpper(string(dd.Want)))
 		}
 		if err := printRecord(stdout, res.Record, asJSON); err != nil {
 			fmt.Fprintf(stderr, "streamprobe demo: writing output: %v\n", err)
 			return exitFail
 		}
-		// A bug switched on must be named; a correct server must pass.
-		if (dd.Setup == nil) == res.Record.Verdict.Failed() || !res.Record.Intended() {
+		// Each server must get its own verdict: a bug switched on named
+		// as that bug, a correct server a pass.
+		if res.Record.Verdict != dd.Want || !res.Record.Intended() {
+			fmt.Fprintf(stderr, "streamprobe demo: server %q: verdict %s, expected %s\n", dd.Server, res.Record.Verdict, dd.Want)
 			code = exitFail
 		}
 		if ctx.Err() != nil {

@@ -80,11 +80,11 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	code, _, stderr := runCmd(t, "once", "-h")
-	if code != exitOK || !strings.Contains(stderr, "-bearer-env") || !strings.Contains(stderr, "Exit 0 on success") {
-		t.Errorf("once -h: exit %d, %q", code, stderr)
+	code, stdout, _ := runCmd(t, "once", "-h")
+	if code != exitOK || !strings.Contains(stdout, "-bearer-env") || !strings.Contains(stdout, "Exit 0 on success") {
+		t.Errorf("once -h: exit %d, %q", code, stdout)
 	}
-	code, stdout, _ := runCmd(t, "help")
+	code, stdout, _ = runCmd(t, "help")
 	if code != exitOK || !strings.Contains(stdout, "streamprobe once -url URL") {
 		t.Errorf("help: exit %d, %q", code, stdout)
 	}
@@ -383,7 +383,7 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	waitFor(t, &errb, "msg=scheduled")
 	os.WriteFile(path, []byte(good+"bogus = 1\n"), 0o644)
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	waitFor(t, &errb, "reload: the new config is invalid; the old one keeps running")
+	waitFor(t, &errb, "reload failed; the old config keeps running")
 	if !strings.Contains(errb.String(), "target[0].bogus: unknown key") {
 		t.Errorf("the reload error does not name the key:\n%s", errb.String())
 	}
@@ -546,5 +546,27 @@ func TestVersion(t *testing.T) {
 	}
 	if !strings.HasSuffix(resumeclient.UserAgent, "/"+version.String()) {
 		t.Errorf("User-Agent %q does not carry the version %q", resumeclient.UserAgent, version.String())
+	}
+}
+
+// once stamps its record with this machine's hostname, or -host, and
+// -region and -label; with none, no region or labels key appears.
+func TestOnceRecordCarriesOrigin(t *testing.T) {
+	host, _ := os.Hostname()
+	code, stdout, stderr := runCmd(t, "once", "-builtin", "-json")
+	recs := decodeRecords(t, stdout)
+	if code != exitOK || len(recs) != 1 || recs[0].Host != host || strings.Contains(stdout, `"region"`) || strings.Contains(stdout, `"labels"`) {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd(t, "once", "-builtin", "-json", "-host", "laptop", "-region", "eu", "-label", "team=search", "-label", "tier=gold")
+	recs = decodeRecords(t, stdout)
+	if code != exitOK || len(recs) != 1 || recs[0].Host != "laptop" || recs[0].Region != "eu" || recs[0].Labels["team"] != "search" || recs[0].Labels["tier"] != "gold" {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	for _, bad := range []string{"team", "host=x", "9x=y"} {
+		code, _, stderr = runCmd(t, "once", "-builtin", "-label", bad)
+		if code != exitUsage || !strings.HasPrefix(stderr, "streamprobe once: -label ") {
+			t.Errorf("-label %s: exit %d %q", bad, code, stderr)
+		}
 	}
 }

@@ -32,6 +32,8 @@ type onceFlags struct {
 	url, dialect, method, body, sample, name, model string
 	bearerEnv, endEvent, endData                    string
 	headers, headerEnv                              headerFlags
+	host, region                                    string
+	labels                                          headerFlags
 	cancelAfter, maxEvent, maxChunks                int
 	timeout                                         time.Duration
 	json, insecure, builtin                         bool
@@ -61,6 +63,9 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.endData, "end-data", "[DONE]", "sse dialect: data that marks the end; with -end-event also empty, the end of the body is the end")
 	fs.IntVar(&f.maxEvent, "max-event-size", resumeclient.DefaultMaxEventSize, "largest event accepted, in bytes")
 	fs.IntVar(&f.maxChunks, "max-chunks", probe.DefaultMaxChunks, "content chunks one run may hold; more ends the run as protocol_error (bounds its memory)")
+	fs.StringVar(&f.host, "host", "", "host in the record (default: this machine's hostname)")
+	fs.StringVar(&f.region, "region", "", "region in the record")
+	fs.Var(&f.labels, "label", "extra label in the record, 'name=value' (repeatable; names as in the config's [labels])")
 	fs.BoolVar(&f.json, "json", false, "print the record as one JSON object per line")
 	fs.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify the target's TLS certificate (logged loudly; for test hosts only)")
 	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see the README)")
@@ -117,6 +122,28 @@ func (f *onceFlags) drillOptions() (probe.Drill, error) {
 		return d, fmt.Errorf("-rewind %d: want 1 or more", f.rewind)
 	}
 	return d, nil
+}
+
+// origin is the record's host, region and labels from the flags.
+func (f *onceFlags) origin() (probe.Origin, error) {
+	o := probe.Origin{Host: f.host, Region: f.region}
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
+	}
+	for _, kv := range f.labels {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return o, fmt.Errorf("-label %q: want 'name=value'", kv)
+		}
+		if err := config.CheckLabelName(k); err != nil {
+			return o, fmt.Errorf("-label %w", err)
+		}
+		if o.Labels == nil {
+			o.Labels = map[string]string{}
+		}
+		o.Labels[k] = v
+	}
+	return o, nil
 }
 
 // target turns the flags into a probe target, or a one-line usage error.
@@ -209,7 +236,7 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
 	var f onceFlags
 	f.register(fs)
-	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe once -url URL [flags]
+	if code, ok := parseFlags(fs, args, stdout, stderr, `Usage: streamprobe once -url URL [flags]
 
 Runs one streaming request and prints its record: a summary, or one JSON
 object per line with -json. Exit 0 on success (or the intended cancel of
@@ -249,9 +276,15 @@ Flags:
 		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
 		return exitUsage
 	}
+	origin, err := f.origin()
+	if err != nil {
+		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
+		return exitUsage
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter, Drill: drill, Timeout: f.timeout})
+	res.Record.Stamp(origin)
 	if err := printRecord(stdout, res.Record, f.json); err != nil {
 		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)
 		return exitFail

@@ -58,7 +58,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the tables")
 	junit := fs.String("junit", "", "also write JUnit XML to this file (one testsuite per card)")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML report to this file")
-	if code, ok := parseFlags(fs, args, stderr, reportUsage); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr, reportUsage); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {

@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
-	"time"
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
@@ -22,20 +22,26 @@ func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", defaultConfig, "the TOML config file (see probe.example.toml)")
 }
 
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, usage string) (int, bool) {
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
+// parseFlags parses a subcommand's flags. -h prints the usage to stdout
+// and exits 0; a bad flag prints one line and a hint to stderr and exits
+// 2.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, usage string) (int, bool) {
+	var out strings.Builder
+	fs.SetOutput(&out)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fmt.Fprint(stdout, usage)
 		fs.PrintDefaults()
+		return exitOK, false
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
-		}
+	if err != nil {
+		fmt.Fprintf(stderr, "streamprobe %s: %v (see 'streamprobe %s -h')\n", fs.Name(), err, fs.Name())
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "streamprobe %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fmt.Fprintf(stderr, "streamprobe %s: unexpected argument %q (see 'streamprobe %s -h')\n", fs.Name(), fs.Arg(0), fs.Name())
 		return exitUsage, false
 	}
 	return 0, true
@@ -69,7 +75,7 @@ func setLevel(v *slog.LevelVar, c config.Log) {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	path := configFlag(fs)
-	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe run [-config FILE]
+	if code, ok := parseFlags(fs, args, stdout, stderr, `Usage: streamprobe run [-config FILE]
 
 Runs the probe daemon: every sample and drill of every target on its
 schedule, metrics pushed to [push].url and served on listen's /metrics.
@@ -87,7 +93,7 @@ Flags:
 		_, err = daemon.Check(cfg, os.Getenv) // what validate checks, no less
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "streamprobe run: %v\n", err)
+		printErr(stderr, "run", err)
 		return exitUsage
 	}
 	level := new(slog.LevelVar)
@@ -109,8 +115,7 @@ Flags:
 					_, err = daemon.Check(nc, os.Getenv)
 				}
 				if err != nil {
-					log.Error("reload: the new config is invalid; the old one keeps running", "err", err)
-					d.Metrics.Reloaded(false, time.Now())
+					d.ReloadFailed(err)
 					continue
 				}
 				select {
@@ -133,13 +138,14 @@ Flags:
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	path := configFlag(fs)
-	if code, ok := parseFlags(fs, args, stderr, `Usage: streamprobe validate [-config FILE]
+	if code, ok := parseFlags(fs, args, stdout, stderr, `Usage: streamprobe validate [-config FILE]
 
 Checks a config file: syntax, unknown keys, types, values, that every
 secret it names is set, and every check run makes before it starts (the
 listen address parses, the results log can be appended to, each schedule
 with its jitter is a valid duration): a file validate accepts, run starts.
-Prints the first problem with its file, line and key, and exits 2; exits 0
+Prints every problem it finds, one a line with its file, line and key, and
+exits 2 (a file that does not parse as TOML stops at its first error); exits 0
 when the file is good.
 
 Flags:
@@ -148,14 +154,22 @@ Flags:
 	}
 	cfg, err := config.Load(*path, os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamprobe validate: %v\n", err)
+		printErr(stderr, "validate", err)
 		return exitUsage
 	}
 	jobs, err := daemon.Check(cfg, os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamprobe validate: %v\n", err)
+		printErr(stderr, "validate", err)
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d targets, %d jobs)\n", *path, len(cfg.Targets), len(jobs))
 	return exitOK
+}
+
+// printErr writes err to stderr, one line per problem (a config with
+// several has one line each), each prefixed with the command.
+func printErr(stderr io.Writer, cmd string, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "streamprobe %s: %s\n", cmd, line)
+	}
 }

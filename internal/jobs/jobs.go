@@ -5,8 +5,11 @@
 package jobs
 
 import (
+	"time"
+
 	"context"
 	"fmt"
+	"github.com/robfig/cron/v3"
 	"net/http"
 	"strings"
 
@@ -25,6 +28,8 @@ type Job struct {
 	// Client is the target's client, shared by its jobs (probe.NewClient:
 	// a fresh connection per run unless keep_alive).
 	Client *resumeclient.Client
+	// Origin stamps every record of the job (host, region, labels).
+	Origin probe.Origin
 }
 
 // Run runs the job once: the whole request bounded by max_stream, the
@@ -36,8 +41,15 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
-	return probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, Drill: j.Drill, Client: c,
+	res := probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, Drill: j.Drill, Client: c,
 		FirstChunkTimeout: j.Conf.Timeout.Duration, Timeout: j.Conf.MaxStream.Duration})
+	res.Record.Stamp(j.Origin)
+	return res
+}
+
+// Origin is the config's host, region and labels as a probe.Origin.
+func Origin(c *config.Config) probe.Origin {
+	return probe.Origin{Host: c.Host, Region: c.Region, Labels: c.Labels}
 }
 
 // Build expands the config's targets into jobs, resolving secrets now (a
@@ -45,6 +57,7 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 // the address of the built-in reference target.
 func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]Job, error) {
 	var jobs []Job
+	origin := Origin(c)
 	for _, ct := range c.Targets {
 		t, err := probeTarget(ct, builtinURL, getenv)
 		if err != nil {
@@ -54,12 +67,12 @@ func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]J
 		for _, s := range ct.Samples {
 			// A sample runs no drill, but a drop by the server is resumed
 			// and checked with the same settings.
-			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct, Client: client})
+			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct, Client: client, Origin: origin})
 		}
 		for _, d := range ct.Drills {
 			dr := DrillSettings(ct)
 			dr.Name = d
-			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct, Client: client})
+			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct, Client: client, Origin: origin})
 		}
 	}
 	return jobs, nil
@@ -116,4 +129,29 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		t.EndData = *ct.EndData
 	}
 	return t, nil
+}
+
+// DeadlineGrace is added to a job's schedule, its jitter and its
+// max_stream to give the time by which its next run must have happened
+// (see Job.Deadline).
+const DeadlineGrace = time.Minute
+
+// Deadline is the time by which the job, last run (or scheduled) at t,
+// must have run again: its next due time (t plus its interval, or the
+// cron expression's next activation after t), plus its jitter, its
+// max_stream (a run in flight may last that long) and DeadlineGrace. A
+// job past its deadline is not running as scheduled: /healthz says so and
+// the StreamprobeNotReporting alert fires on the exported deadline.
+func (j Job) Deadline(t time.Time) time.Time {
+	every := j.Conf.Every
+	if j.Drill.Name != "" {
+		every = j.Conf.DrillEvery
+	}
+	next := t.Add(every.Every)
+	if every.Cron != "" {
+		if s, err := cron.ParseStandard(every.Cron); err == nil {
+			next = s.Next(t)
+		}
+	}
+	return next.Add(j.Conf.Jitter.Duration + j.Conf.MaxStream.Duration + DeadlineGrace)
 }

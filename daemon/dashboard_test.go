@@ -1,0 +1,208 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+// bucketRatio is the width of a VictoriaMetrics vmrange bucket: 18
+// buckets per decade. histogram_quantile answers inside the bucket that
+// holds the true quantile, so it is within this factor of it.
+var bucketRatio = math.Pow(10, 1.0/18)
+
+// rawQuantile is check's percentile of vals (raw values, the README's
+// index rule), or false when there are none.
+func rawQuantile(vals []float64, q float64) (float64, bool) {
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	return probe.Percentile(s, q*100)
+}
+
+var quantileQuery = regexp.MustCompile(`^histogram_quantile\((0\.\d+), sum by \(([a-z, ]+)\) \(increase\((streamprobe_[a-z_]+)_seconds_bucket\{([^}]*)\}\[\$window\]\)\)\)$`)
+
+// Every quantile query of the dashboard, against a real VictoriaMetrics
+// fed by the daemon, agrees with the raw per-run values of the results
+// log within one vmrange bucket: TFC, tail, handshake and reconnect as
+// check computes them (its percentile of the runs' values); the pooled
+// gap quantile, which the log keeps per run only, between the smallest and
+// the largest per-run quantile.
+func TestDashboardAgreesWithTheResultsLog(t *testing.T) {
+	vm := &victoriaMetrics{bin: findVM(t), dir: t.TempDir(), addr: freeAddr(t)}
+	vm.start(t)
+	defer vm.stop()
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	cfg, err := config.Parse("dash.toml", []byte(fmt.Sprintf(`region = "r1"
+host = "h1"
+results_log = %q
+[push]
+url = "http://%s/api/v1/import/prometheus"
+interval = "1s"
+timeout = "1s"
+[[target]]
+name = "ref"
+builtin = true
+dialect = "openai-chat"
+samples = ["short", "long", "cancel"]
+every = "2s"
+jitter = "0s"
+[[target]]
+name = "ref-sse"
+builtin = true
+dialect = "sse"
+samples = []
+drills = ["drop"]
+drill_every = "2s"
+jitter = "0s"
+`, results, vm.addr)), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := New(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, nil) }()
+	// Enough runs of every sample and of the drill, however slow the
+	// machine: counted in the results log, not waited for by the clock.
+	enough := func() bool {
+		n := map[string]int{}
+		b, _ := os.ReadFile(results)
+		for _, line := range strings.Split(string(b), "\n") {
+			var r probe.Record
+			if json.Unmarshal([]byte(line), &r) == nil && r.Intended() {
+				n[r.Sample+"/"+r.Drill]++
+			}
+		}
+		return n["short/none"] >= 6 && n["long/none"] >= 4 && n["cancel/none"] >= 6 && n["long/drop"] >= 4
+	}
+	for end := time.Now().Add(3 * time.Minute); time.Now().Before(end) && !enough(); time.Sleep(500 * time.Millisecond) {
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !enough() {
+		t.Fatal("not enough runs in 3 minutes")
+	}
+	recs := readRecords(t, results)
+
+	// The values check would reduce, by metric and sample (or drill).
+	type key struct{ metric, group string }
+	raw := map[key][]float64{}
+	gapP := map[key][][2]float64{} // per-run gap p50, p95
+	for _, r := range recs {
+		if !r.Intended() {
+			continue
+		}
+		add := func(metric, group string, v *float64) {
+			if v != nil {
+				raw[key{metric, group}] = append(raw[key{metric, group}], *v)
+			}
+		}
+		if r.Drill == probe.DrillNone {
+			if !r.Resumed {
+				add("tfc", r.Sample, r.TFCMs)
+			}
+			add("tail", r.Sample, r.TailMs)
+			if r.Gaps.P50Ms != nil {
+				gapP[key{"gap", r.Sample}] = append(gapP[key{"gap", r.Sample}], [2]float64{*r.Gaps.P50Ms, *r.Gaps.P95Ms})
+			}
+		} else {
+			add("resume_handshake", r.Drill, r.ResumeHandshakeMs)
+			add("reconnect", r.Drill, r.ReconnectMs)
+		}
+	}
+
+	b, err := os.ReadFile("../deploy/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.NewReplacer("$window", "30m", "$region", "r1", "$host", "h1", "$target", ".*")
+	checked := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			if !strings.HasPrefix(tg.Expr, "histogram_quantile") {
+				continue
+			}
+			m := quantileQuery.FindStringSubmatch(tg.Expr)
+			if m == nil {
+				t.Errorf("panel %q: a quantile query of an unknown shape (the test cannot check it): %s", p.Title, tg.Expr)
+				continue
+			}
+			q, _ := strconv.ParseFloat(m[1], 64)
+			metric := strings.TrimPrefix(m[3], "streamprobe_")
+			sample := regexp.MustCompile(`sample="(\w+)"`).FindStringSubmatch(m[4])
+			got := vm.query(t, vars.Replace(tg.Expr))
+			if len(got) == 0 {
+				t.Errorf("panel %q: no data for %s", p.Title, tg.Expr)
+				continue
+			}
+			for _, g := range got {
+				group := g.labels["drill"]
+				if sample != nil {
+					group = sample[1]
+				}
+				dashMs := g.value * 1000
+				var lo, hi float64
+				var what string
+				if metric == "gap" {
+					runs := gapP[key{"gap", group}]
+					if len(runs) == 0 {
+						t.Errorf("panel %q: the dashboard shows %.1f ms, the results log has no gaps", p.Title, dashMs)
+						continue
+					}
+					i := 0
+					if q > 0.5 {
+						i = 1
+					}
+					lo, hi = math.Inf(1), math.Inf(-1)
+					for _, r := range runs {
+						lo, hi = min(lo, r[i]), max(hi, r[i])
+					}
+					what = fmt.Sprintf("per-run gap p%.0f from %.1f to %.1f ms over %d runs", q*100, lo, hi, len(runs))
+				} else {
+					v, ok := rawQuantile(raw[key{metric, group}], q)
+					if !ok {
+						t.Errorf("panel %q (%s): the dashboard shows %.1f ms, the results log has no value", p.Title, group, dashMs)
+						continue
+					}
+					lo, hi = v, v
+					what = fmt.Sprintf("check's p%.0f %.1f ms of %d runs", q*100, v, len(raw[key{metric, group}]))
+				}
+				if dashMs < lo/bucketRatio-0.001 || dashMs > hi*bucketRatio+0.001 {
+					t.Errorf("panel %q (%s) p%.0f: the dashboard shows %.1f ms, %s: more than one bucket (x%.3f) apart", p.Title, group, q*100, dashMs, what, bucketRatio)
+				} else {
+					t.Logf("panel %q (%s) p%.0f: dashboard %.1f ms, %s", p.Title, group, q*100, dashMs, what)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 19 {
+		t.Errorf("only %d quantiles compared", checked)
+	}
+}

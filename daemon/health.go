@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"fmt"
+	"github.com/streamprobe/streamprobe/internal/jobs"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/streamprobe/streamprobe/internal/version"
+)
+
+// DeadlineGrace: see jobs.DeadlineGrace.
+const DeadlineGrace = jobs.DeadlineGrace
+
+// PushFailWindow is how many push intervals of failed pushes, with no
+// success, make /healthz unhealthy.
+const PushFailWindow = 5
+
+// Version is the binary's version for /healthz and streamprobe_build_info:
+// internal/version's (set with -ldflags -X at release, or the module
+// version), else the VCS revision the build embedded (12 hex digits,
+// "+dirty" when the tree had changes), else "dev".
+func Version() string {
+	if v := version.String(); v != "dev" {
+		return v
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
+}
+
+// health is what /healthz answers: the reasons the daemon is unhealthy
+// (none: healthy), and the push times.
+type health struct {
+	Status          string   `json:"status"` // ok or unhealthy
+	Reasons         []string `json:"reasons,omitempty"`
+	Version         string   `json:"version"`
+	LastPush        string   `json:"last_push,omitempty"`
+	LastPushSuccess string   `json:"last_push_success,omitempty"`
+	LastPushError   string   `json:"last_push_error,omitempty"`
+}
+
+// health judges the daemon at now: unhealthy when pushes have failed for
+// PushFailWindow push intervals with no success in between (counted from
+// the start when none ever succeeded), when the last reload was refused,
+// or when a job is past its deadline.
+func (d *Daemon) health(now time.Time) health {
+	h := health{Status: "ok", Version: Version()}
+	p := d.pushConfig()
+	d.pushMu.Lock()
+	if !d.lastPushAt.IsZero() {
+		h.LastPush = d.lastPushAt.UTC().Format(time.RFC3339)
+		h.LastPushError = d.lastPushErr
+	}
+	if !d.lastPushOK.IsZero() {
+		h.LastPushSuccess = d.lastPushOK.UTC().Format(time.RFC3339)
+	}
+	since := d.lastPushOK
+	if since.IsZero() {
+		since = d.started
+	}
+	if p.URL.URL != nil && d.lastPushErr != "" && !since.IsZero() {
+		if window := PushFailWindow * p.Interval.Duration; now.Sub(since) > window {
+			h.Reasons = append(h.Reasons, fmt.Sprintf("pushes have failed for %s (over %d push intervals, %s): %s",
+				now.Sub(since).Round(time.Second), PushFailWindow, window, d.lastPushErr))
+		}
+	}
+	reloadErr := d.reloadErr
+	d.pushMu.Unlock()
+	if reloadErr != "" {
+		h.Reasons = append(h.Reasons, "the last reload was refused, the old config keeps running: "+reloadErr)
+	}
+	for _, o := range d.Metrics.overdue(now) {
+		h.Reasons = append(h.Reasons, fmt.Sprintf("job %s has not run since %s (due by %s)", o.job, o.since, o.deadline.UTC().Format(time.RFC3339)))
+	}
+	if len(h.Reasons) > 0 {
+		h.Status = "unhealthy"
+	}
+	return h
+}
+
+// overdueJob is a job past its deadline.
+type overdueJob struct {
+	job, since string
+	deadline   time.Time
+}
+
+// overdue returns the jobs past their deadline at now, by name.
+func (m *Metrics) overdue(now time.Time) []overdueJob {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []overdueJob
+	for _, s := range m.jobs {
+		if s.deadlineAt.IsZero() || !now.After(s.deadlineAt) {
+			continue
+		}
+		since := "the start"
+		if !s.lastRunAt.IsZero() {
+			since = s.lastRunAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, overdueJob{job: s.job, since: since, deadline: s.deadlineAt})
+	}
+	slices.SortFunc(out, func(a, b overdueJob) int {
+		if a.job < b.job {
+			return -1
+		}
+		if a.job > b.job {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
