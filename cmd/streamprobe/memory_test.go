@@ -18,7 +18,7 @@ import (
 
 // maxOnceRSSKiB is the documented bound on the peak RSS of one `once` run,
 // whatever the server sends (README "Security and limits").
-const maxOnceRSSKiB = 64 << 10
+const maxOnceRSSKiB = 128 << 10
 
 // The peak RSS of the real binary stays bounded against a server that
 // sends 10M tiny events, and against a gzip bomb that expands to 15M: the

@@ -144,9 +144,9 @@ func TestReportUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, want %q on one line", tt.args, code, stderr, tt.want)
 		}
 	}
-	code, _, stderr := runCmd(t, "report", "-h")
+	code, help, _ := runCmd(t, "report", "-h") // help goes to stdout
 	for _, flag := range []string{"-log", "-vm", "-since", "-until", "-target", "-region", "-json", "-junit", "-html", "-config"} {
-		if code != exitOK || !(strings.Contains(stderr, "\n  "+flag+" ") || strings.Contains(stderr, "\n  "+flag+"\n")) {
+		if code != exitOK || !(strings.Contains(help, "\n  "+flag+" ") || strings.Contains(help, "\n  "+flag+"\n")) {
 			t.Errorf("report -h lacks %s (exit %d)", flag, code)
 		}
 	}
