@@ -3,6 +3,7 @@ package probe
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -405,11 +406,21 @@ func (s *jscan) str() (jstr, bool) {
 	start := i
 	var fl strFlags
 	for {
-		for i+8 <= len(d) && !special8(binary.LittleEndian.Uint64(d[i:])) {
-			i += 8
-		}
-		for i < len(d) && strClass[d[i]] == 0 {
-			i++
+		// Move to the next byte that may need a look: 8 bytes at a time,
+		// then byte-wise near the end.
+		for {
+			if i+8 <= len(d) {
+				if m := special8(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+					break
+				}
+				i += 8
+				continue
+			}
+			for i < len(d) && strClass[d[i]] == 0 {
+				i++
+			}
+			break
 		}
 		if i >= len(d) {
 			return jstr{}, s.eof()
@@ -449,12 +460,13 @@ func (s *jscan) str() (jstr, bool) {
 	}
 }
 
-// special8 reports whether one of the 8 bytes in x may not be held as is
-// by a string (a quote, a backslash, a control byte or a byte >= 0x80); a
-// false positive only costs a byte-wise look.
-func special8(x uint64) bool {
+// special8 returns a mask whose lowest set bit is the high bit of the first
+// of the 8 bytes in x (little-endian) that a string may not hold as is: a
+// quote, a backslash, a control byte or a byte >= 0x80; 0 if none. (Bits
+// above it may be false positives: a borrow only starts at such a byte.)
+func special8(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	return ((x-lo*0x20)|((x^(lo*'"'))-lo)|((x^(lo*'\\'))-lo)|x)&hi != 0
+	return ((x - lo*0x20) | ((x ^ (lo * '"')) - lo) | ((x ^ (lo * '\\')) - lo) | x) & hi
 }
 
 func isHex(c byte) bool {
