@@ -43,70 +43,175 @@ func (anthropicMessages) Request(t Target, s Sample, _ bool) (resumeclient.Reque
 	return resumeclient.Request{Method: method, URL: apiURL(t.URL, "/messages"), Header: h, Body: body}, nil
 }
 
-type anthropicEvent struct {
-	Type  string `json:"type"`
-	Delta *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		Thinking    string `json:"thinking"`
-	} `json:"delta"`
-	Message *struct {
-		Usage *anthropicUsage `json:"usage"`
-	} `json:"message"`
-	Usage *anthropicUsage `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-type anthropicUsage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-}
-
 func (anthropicMessages) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
 		return Chunk{Kind: Meta}, nil
 	}
 	var e anthropicEvent
-	if err := json.Unmarshal(ev.Data, &e); err != nil {
-		return Chunk{}, jsonError("anthropic-messages", "event", ev.Data, err)
+	if err := e.decode(ev.Data); err != nil {
+		return Chunk{}, err
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = string(ev.Type)
+	typ := e.typ.value()
+	if len(typ) == 0 {
+		typ = ev.Type
 	}
 	c := Chunk{Kind: Meta}
-	switch typ {
+	switch string(typ) {
 	case "ping":
 		c.Kind = Liveness
 	case "message_start":
-		if e.Message != nil && e.Message.Usage != nil {
-			c.Usage = &Tokens{Prompt: e.Message.Usage.InputTokens, Completion: e.Message.Usage.OutputTokens}
+		if e.message.set && e.message.usage.set {
+			c.Usage = &Tokens{Prompt: int(e.message.usage.in), Completion: int(e.message.usage.out)}
 		}
 	case "content_block_delta":
-		if d := e.Delta; d != nil {
+		if d := &e.delta; d.set {
 			switch {
-			case d.Type == "text_delta" && d.Text != "":
+			case d.typ.is("text_delta") && d.text:
 				c.Kind = Text
-			case d.Type == "input_json_delta" && d.PartialJSON != "", d.Type == "thinking_delta" && d.Thinking != "":
+			case d.typ.is("input_json_delta") && d.partialJSON, d.typ.is("thinking_delta") && d.thinking:
 				c.Kind = Effective
 			}
 		}
 	case "message_delta":
-		if e.Usage != nil {
-			c.Usage = &Tokens{Completion: e.Usage.OutputTokens}
+		if e.usage.set {
+			c.Usage = &Tokens{Completion: int(e.usage.out)}
 		}
 	case "message_stop":
 		c.Kind = End
 	case "error":
 		c.Kind, c.Message = Failed, "error event"
-		if e.Error != nil {
-			c.Message = boundMessage(t, e.Error.Message)
+		if e.err.set {
+			c.Message = boundMessage(t, string(e.err.message.value()))
 		}
 	}
 	return c, nil
+}
+
+// anthropicEvent is what the probe reads of a Messages API event, with
+// encoding/json's semantics (see jscan): {"type","delta":{"type","text",
+// "partial_json","thinking"},"message":{"usage":{"input_tokens",
+// "output_tokens"}},"usage":{...},"error":{"message"}}.
+type anthropicEvent struct {
+	s       jscan
+	typ     jstr
+	delta   anthropicDelta
+	message struct {
+		set   bool
+		usage tokenCounts
+	}
+	usage tokenCounts
+	err   errorObject
+}
+
+// anthropicDelta keeps of text, partial_json and thinking their emptiness.
+type anthropicDelta struct {
+	set                         bool
+	typ                         jstr
+	text, partialJSON, thinking bool
+}
+
+var (
+	anthropicFields = []string{"type", "delta", "message", "usage", "error"}
+	deltaTypeFields = []string{"type", "text", "partial_json", "thinking"}
+	anthropicUsage  = []string{"input_tokens", "output_tokens"}
+	usageFields     = []string{"usage"}
+)
+
+func (e *anthropicEvent) decode(data []byte) error {
+	s := &e.s
+	if s.start(data) && e.event() {
+		s.finish()
+	}
+	return s.err("anthropic-messages", "event")
+}
+
+func (e *anthropicEvent) event() bool {
+	s := &e.s
+	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
+		return ok
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		switch match(key, anthropicFields) {
+		case 0:
+			ok = s.strField(&e.typ, "", "type")
+		case 1:
+			ok = e.deltaField()
+		case 2:
+			ok = e.messageField()
+		case 3:
+			ok = s.tokens(&e.usage, "", "usage", anthropicUsage)
+		case 4:
+			ok = s.errorField(&e.err, "", "error")
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+func (e *anthropicEvent) deltaField() bool {
+	s, d := &e.s, &e.delta
+	st, ok := s.begin('{', "", "delta", "an object")
+	if st == isNull {
+		*d = anthropicDelta{}
+	}
+	if st != isOpen || !ok {
+		return ok
+	}
+	d.set = true
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		switch match(key, deltaTypeFields) {
+		case 0:
+			ok = s.strField(&d.typ, "delta", "type")
+		case 1:
+			ok = s.nonEmptyField(&d.text, "delta", "text")
+		case 2:
+			ok = s.nonEmptyField(&d.partialJSON, "delta", "partial_json")
+		case 3:
+			ok = s.nonEmptyField(&d.thinking, "delta", "thinking")
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+func (e *anthropicEvent) messageField() bool {
+	s, m := &e.s, &e.message
+	st, ok := s.begin('{', "", "message", "an object")
+	if st == isNull {
+		m.set, m.usage = false, tokenCounts{}
+	}
+	if st != isOpen || !ok {
+		return ok
+	}
+	m.set = true
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		if match(key, usageFields) == 0 {
+			ok = s.tokens(&m.usage, "message", "usage", anthropicUsage)
+		} else {
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
 }
 
 func (anthropicMessages) EOFIsEnd(Target) bool { return false }

@@ -33,3 +33,30 @@ func BenchmarkDecodeSSE(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeAnthropic is the per-event cost of the anthropic-messages
+// dialect on a typical text delta.
+func BenchmarkDecodeAnthropic(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Type: []byte("content_block_delta"),
+		Data: []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" word"}}`)}
+	benchDecode(b, "anthropic-messages", ev)
+}
+
+// BenchmarkDecodeResponses is the same for openai-responses on an
+// output_text delta (its cursor is one allocation past sequence number 99).
+func BenchmarkDecodeResponses(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Type: []byte("response.output_text.delta"),
+		Data: []byte(`{"type":"response.output_text.delta","sequence_number":42,"item_id":"msg_1","output_index":0,"content_index":0,"delta":" word","logprobs":[]}`)}
+	benchDecode(b, "openai-responses", ev)
+}
+
+func benchDecode(b *testing.B, dialect string, ev *resumeclient.Event) {
+	d := Dialects[dialect]
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := d.Decode(Target{}, ev)
+		if err != nil || c.Kind != Text {
+			b.Fatalf("%v %v", c.Kind, err)
+		}
+	}
+}

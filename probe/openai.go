@@ -46,28 +46,6 @@ func (openAIChat) Request(t Target, s Sample, _ bool) (resumeclient.Request, err
 	return resumeclient.Request{Method: method, URL: apiURL(t.URL, "/chat/completions"), Header: jsonHeaders(t), Body: body}, nil
 }
 
-type chatChunk struct {
-	Choices []struct {
-		Delta struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
-			ToolCalls        []struct {
-				Function struct {
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 var doneMarker = []byte("[DONE]")
 
 func (openAIChat) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
@@ -78,33 +56,233 @@ func (openAIChat) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 		return Chunk{Kind: Meta}, nil
 	}
 	var c chatChunk
-	if err := json.Unmarshal(ev.Data, &c); err != nil {
-		return Chunk{}, jsonError("openai-chat", "chunk", ev.Data, err)
+	if err := c.decode(ev.Data); err != nil {
+		return Chunk{}, err
 	}
 	out := Chunk{Kind: Meta}
-	if c.Usage != nil {
-		out.Usage = &Tokens{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens}
+	if c.usage.set {
+		out.Usage = &Tokens{Prompt: int(c.usage.in), Completion: int(c.usage.out)}
 	}
-	if c.Error != nil {
-		out.Kind, out.Message = Failed, boundMessage(t, c.Error.Message)
+	if c.err.set {
+		out.Kind, out.Message = Failed, boundMessage(t, string(c.err.message.value()))
 		return out, nil
 	}
-	for _, ch := range c.Choices {
-		d := ch.Delta
-		if d.Content != "" {
+	for i := range c.choices.n {
+		ch := c.choices.at(i)
+		if ch.content {
 			out.Kind = Text
 			break
 		}
-		if d.ReasoningContent != "" || d.Reasoning != "" {
+		if ch.reasoningContent || ch.reasoning {
 			out.Kind = Effective
 		}
-		for _, tc := range d.ToolCalls {
-			if tc.Function.Arguments != "" {
+		for j := range ch.toolCalls.n {
+			if *ch.toolCalls.at(j) {
 				out.Kind = Effective
 			}
 		}
 	}
 	return out, nil
+}
+
+// chatChunk is what the probe reads of a chat.completion.chunk, with
+// encoding/json's semantics (see jscan):
+// {"choices":[{"delta":{"content","reasoning_content","reasoning",
+// "tool_calls":[{"function":{"arguments"}}]}}],"usage":{"prompt_tokens",
+// "completion_tokens"},"error":{"message"}}; of a delta's strings only
+// their emptiness is kept.
+type chatChunk struct {
+	s       jscan
+	choices jslice[chatChoice]
+	usage   tokenCounts
+	err     errorObject
+}
+
+type chatChoice struct {
+	content, reasoningContent, reasoning bool
+	toolCalls                            jslice[bool] // function.arguments not empty
+}
+
+var (
+	chatFields     = []string{"choices", "usage", "error"}
+	chatUsage      = []string{"prompt_tokens", "completion_tokens"}
+	choiceFields   = []string{"delta"}
+	deltaFields    = []string{"content", "reasoning_content", "reasoning", "tool_calls"}
+	toolCallFields = []string{"function"}
+	functionFields = []string{"arguments"}
+)
+
+func (c *chatChunk) decode(data []byte) error {
+	s := &c.s
+	if s.start(data) && c.chunk() {
+		s.finish()
+	}
+	return s.err("openai-chat", "chunk")
+}
+
+func (c *chatChunk) chunk() bool {
+	s := &c.s
+	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
+		return ok
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		switch match(key, chatFields) {
+		case 0:
+			ok = c.choicesField()
+		case 1:
+			ok = s.tokens(&c.usage, "", "usage", chatUsage)
+		case 2:
+			ok = s.errorField(&c.err, "", "error")
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+func (c *chatChunk) choicesField() bool {
+	s := &c.s
+	st, ok := s.begin('[', "", "choices", "an array")
+	if st == isNull {
+		c.choices.reset()
+	}
+	if st != isOpen || !ok {
+		return ok
+	}
+	for i, first := 0, true; ; i, first = i+1, false {
+		done, ok := s.elem(first)
+		if !ok {
+			return false
+		}
+		if done {
+			c.choices.end(i)
+			return true
+		}
+		if !c.choice(c.choices.elem(i)) {
+			return false
+		}
+	}
+}
+
+func (c *chatChunk) choice(ch *chatChoice) bool {
+	s := &c.s
+	if st, ok := s.begin('{', "", "choices", "an object"); st != isOpen || !ok {
+		return ok
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		if match(key, choiceFields) == 0 {
+			ok = c.delta(ch)
+		} else {
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+func (c *chatChunk) delta(ch *chatChoice) bool {
+	s := &c.s
+	if st, ok := s.begin('{', "choices", "delta", "an object"); st != isOpen || !ok {
+		return ok
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		switch match(key, deltaFields) {
+		case 0:
+			ok = s.nonEmptyField(&ch.content, "choices.delta", "content")
+		case 1:
+			ok = s.nonEmptyField(&ch.reasoningContent, "choices.delta", "reasoning_content")
+		case 2:
+			ok = s.nonEmptyField(&ch.reasoning, "choices.delta", "reasoning")
+		case 3:
+			ok = c.toolCalls(ch)
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+func (c *chatChunk) toolCalls(ch *chatChoice) bool {
+	s := &c.s
+	st, ok := s.begin('[', "choices.delta", "tool_calls", "an array")
+	if st == isNull {
+		ch.toolCalls.reset()
+	}
+	if st != isOpen || !ok {
+		return ok
+	}
+	for i, first := 0, true; ; i, first = i+1, false {
+		done, ok := s.elem(first)
+		if !ok {
+			return false
+		}
+		if done {
+			ch.toolCalls.end(i)
+			return true
+		}
+		if !c.toolCall(ch.toolCalls.elem(i)) {
+			return false
+		}
+	}
+}
+
+func (c *chatChunk) toolCall(args *bool) bool {
+	s := &c.s
+	if st, ok := s.begin('{', "choices.delta", "tool_calls", "an object"); st != isOpen || !ok {
+		return ok
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		if match(key, toolCallFields) == 0 {
+			ok = c.function(args)
+		} else {
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+func (c *chatChunk) function(args *bool) bool {
+	s := &c.s
+	if st, ok := s.begin('{', "choices.delta.tool_calls", "function", "an object"); st != isOpen || !ok {
+		return ok
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		if match(key, functionFields) == 0 {
+			ok = s.nonEmptyField(args, "choices.delta.tool_calls.function", "arguments")
+		} else {
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
 }
 
 func (openAIChat) EOFIsEnd(Target) bool { return false }

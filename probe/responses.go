@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -41,68 +42,152 @@ func (openAIResponses) Request(t Target, s Sample, resumable bool) (resumeclient
 	return resumeclient.Request{Method: method, URL: apiURL(t.URL, "/responses"), Header: jsonHeaders(t), Body: body}, nil
 }
 
-type responsesEvent struct {
-	Type           string          `json:"type"`
-	SequenceNumber *int64          `json:"sequence_number"`
-	Delta          string          `json:"delta"`
-	Message        string          `json:"message"`
-	Response       *responsesState `json:"response"`
-}
-
-type responsesState struct {
-	ID    string `json:"id"`
-	Usage *struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
-	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 func (openAIResponses) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
 		return Chunk{Kind: Meta}, nil
 	}
 	var e responsesEvent
-	if err := json.Unmarshal(ev.Data, &e); err != nil {
-		return Chunk{}, jsonError("openai-responses", "event", ev.Data, err)
+	if err := e.decode(ev.Data); err != nil {
+		return Chunk{}, err
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = string(ev.Type)
+	typ := e.typ.value()
+	if len(typ) == 0 {
+		typ = ev.Type
 	}
 	c := Chunk{Kind: Meta}
-	if e.SequenceNumber != nil {
-		c.Cursor, c.HasCursor = strconv.FormatInt(*e.SequenceNumber, 10), true
+	if e.seqSet {
+		c.Cursor, c.HasCursor = strconv.FormatInt(e.seq, 10), true
 	}
-	if e.Response != nil {
-		c.ResponseID = e.Response.ID
-		if u := e.Response.Usage; u != nil {
-			c.Usage = &Tokens{Prompt: u.InputTokens, Completion: u.OutputTokens}
+	if r := &e.response; r.set {
+		c.ResponseID = string(r.id.value())
+		if r.usage.set {
+			c.Usage = &Tokens{Prompt: int(r.usage.in), Completion: int(r.usage.out)}
 		}
 	}
 	switch {
-	case typ == "response.output_text.delta":
-		if e.Delta != "" {
+	case string(typ) == "response.output_text.delta":
+		if e.delta {
 			c.Kind = Text
 		}
-	case typ == "response.function_call_arguments.delta", strings.HasPrefix(typ, "response.reasoning") && strings.HasSuffix(typ, ".delta"),
-		typ == "response.custom_tool_call_input.delta":
-		if e.Delta != "" {
+	case string(typ) == "response.function_call_arguments.delta",
+		bytes.HasPrefix(typ, reasoningPrefix) && bytes.HasSuffix(typ, deltaSuffix),
+		string(typ) == "response.custom_tool_call_input.delta":
+		if e.delta {
 			c.Kind = Effective
 		}
-	case typ == "response.completed":
+	case string(typ) == "response.completed":
 		c.Kind = End
-	case typ == "response.failed", typ == "response.incomplete":
-		c.Kind, c.Message = Failed, typ
-		if e.Response != nil && e.Response.Error != nil {
-			c.Message = boundMessage(t, e.Response.Error.Message)
+	case string(typ) == "response.failed", string(typ) == "response.incomplete":
+		c.Kind, c.Message = Failed, string(typ)
+		if e.response.set && e.response.err.set {
+			c.Message = boundMessage(t, string(e.response.err.message.value()))
 		}
-	case typ == "error":
-		c.Kind, c.Message = Failed, boundMessage(t, e.Message)
+	case string(typ) == "error":
+		c.Kind, c.Message = Failed, boundMessage(t, string(e.message.value()))
 	}
 	return c, nil
+}
+
+var (
+	reasoningPrefix = []byte("response.reasoning")
+	deltaSuffix     = []byte(".delta")
+)
+
+// responsesEvent is what the probe reads of a Responses API event, with
+// encoding/json's semantics (see jscan): {"type","sequence_number","delta",
+// "message","response":{"id","usage":{"input_tokens","output_tokens"},
+// "error":{"message"}}}; of delta only its emptiness is kept.
+type responsesEvent struct {
+	s        jscan
+	typ      jstr
+	seqSet   bool
+	seq      int64
+	delta    bool
+	message  jstr
+	response struct {
+		set   bool
+		id    jstr
+		usage tokenCounts
+		err   errorObject
+	}
+}
+
+var (
+	responsesFields = []string{"type", "sequence_number", "delta", "message", "response"}
+	responseFields  = []string{"id", "usage", "error"}
+	responsesUsage  = []string{"input_tokens", "output_tokens"}
+)
+
+func (e *responsesEvent) decode(data []byte) error {
+	s := &e.s
+	if s.start(data) && e.event() {
+		s.finish()
+	}
+	return s.err("openai-responses", "event")
+}
+
+func (e *responsesEvent) event() bool {
+	s := &e.s
+	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
+		return ok
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		switch match(key, responsesFields) {
+		case 0:
+			ok = s.strField(&e.typ, "", "type")
+		case 1:
+			var isNull bool
+			isNull, ok = s.intField(&e.seq, "", "sequence_number")
+			e.seqSet = !isNull // a pointer: null makes it nil
+
+		case 2:
+			ok = s.nonEmptyField(&e.delta, "", "delta")
+		case 3:
+			ok = s.strField(&e.message, "", "message")
+		case 4:
+			ok = e.responseField()
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+func (e *responsesEvent) responseField() bool {
+	s, r := &e.s, &e.response
+	st, ok := s.begin('{', "", "response", "an object")
+	if st == isNull {
+		r.set, r.id, r.usage, r.err = false, jstr{}, tokenCounts{}, errorObject{}
+	}
+	if st != isOpen || !ok {
+		return ok
+	}
+	r.set = true
+	for first := true; ; first = false {
+		key, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		switch match(key, responseFields) {
+		case 0:
+			ok = s.strField(&r.id, "response", "id")
+		case 1:
+			ok = s.tokens(&r.usage, "response", "usage", responsesUsage)
+		case 2:
+			ok = s.errorField(&r.err, "response", "error")
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
 }
 
 func (openAIResponses) EOFIsEnd(Target) bool { return false }

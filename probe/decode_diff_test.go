@@ -1,0 +1,131 @@
+package probe
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// diffSeeds are inputs where a hand-written JSON reader most easily parts
+// from encoding/json: syntax errors at every kind of place, escapes,
+// surrogate pairs (valid, lone, reversed), invalid UTF-8, nulls, duplicate
+// keys (merging, and arrays reusing elements past the new length), keys
+// that only case-fold to a field name (K, ſ, ı), integers that do not fit,
+// nested objects in unexpected places, deep nesting.
+var diffSeeds = []string{
+	``, ` `, `null`, ` null `, `true`, `1`, `"x"`, `[]`, `{}`, `{} x`, `{`, `{"`, `{"a"`, `{"a":`, `{"a":1`, `{"a":1,`, `{"a":1,}`,
+	`{,}`, `{"a" 1}`, `[1,]`, `[,1]`, `{"a":[1 2]}`, `{"a":-}`, `{"a":01}`, `{"a":1.}`, `{"a":1.e5}`, `{"a":1e}`, `{"a":1e+}`,
+	`{"a":tru}`, `{"a":nul}`, `{"a":nulx}`, `{"a":"\x"}`, `{"a":"\u12g4"}`, `{"a":"` + "\x01" + `"}`, `{"a":"` + "\xff" + `"}`,
+	"\xef\xbb\xbf{}", `{"a":1}}`, `{"a":"\u00e9\ud83d\ude00\ud83d\u0041\ude00\ud800"}`,
+	`{"type":"error","message":"\ud83d\ude00 ok","error":{"message":"lone \udc00 and \ud800\ud800 and ` + "\xc3\x28" + `"}}`,
+	`{"type":"\u0065rror","message":"escaped type"}`, `{"TYPE":"ping"}`, `{"Type":"ping","type":null}`,
+	`{"\u0074ype":"ping"}`, `{"typ\u0065":"ping"}`, `{"ſ":1}`, `{"meſſage":"long s"}`, `{"type":"error","meſſage":"long s"}`,
+	`{"choices":[{"delta":{"content":"a"}}],"choices":[{"delta":{"role":"assistant"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}},{}],"choices":[{}],"choices":[{},{}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"choices":[],"choices":[{}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"choices":null,"choices":[{}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"choices":[null]}`,
+	`{"choices":[{"delta":{"content":"a","content":""}}]}`, `{"choices":[{"delta":{"content":"a","content":null}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"x"}},{}]}}],"choices":[{"delta":{"tool_calls":[{}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{},{"function":{"arguments":"x"}}]}}],"choices":[{"delta":{"tool_calls":[{}]}}],"choices":[{"delta":{"tool_calls":[{},{}]}}]}`,
+	`{"choices":[{},{},{},{"delta":{"reasoning":"r"}}],"choices":[{}],"choices":[{},{},{},{}]}`,
+	`{"cHoIcEs":[{"DELTA":{"Content":"x"}}]}`, `{"choices":[{"delta":{"reasoning_content":"r"}}]}`,
+	`{"choices":[{"delta":{"content":1}}]}`, `{"choices":[{"delta":[]}]}`, `{"choices":{}}`, `{"choices":[1]}`, `{"choices":"x"}`,
+	`{"choices":[{"delta":{"tool_calls":{}}}]}`, `{"choices":[{"delta":{"tool_calls":[{"function":[]}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":{}}}]}}]}`, `{"choices":[{"delta":{"tool_calls":[true]}}]}`,
+	`{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`, `{"usage":{"prompt_tokens":1},"usage":null,"usage":{"completion_tokens":2}}`,
+	`{"usage":{"prompt_tokens":1.5}}`, `{"usage":{"prompt_tokens":1e2}}`, `{"usage":{"prompt_tokens":-0}}`, `{"usage":{"prompt_tokens":"1"}}`,
+	`{"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":-9223372036854775808}}`,
+	`{"usage":{"prompt_tokens":9223372036854775808}}`, `{"usage":{"prompt_tokens":-9223372036854775809}}`, `{"usage":{"prompt_tokens":99999999999999999999}}`,
+	`{"usage":[]}`, `{"usage":1,"choices":2}`, `{"error":null}`, `{"error":{}}`, `{"error":{"message":null}}`, `{"error":"x"}`, `{"error":{"message":1}}`,
+	`{"x":{"choices":[{"delta":{"content":"nested"}}]},"y":[{"error":{}}],"z":{"a":{"b":[{"c":{}}]}}}`,
+	`{"choices":[{"delta":{"content":"x"}}],"choices":[{"delta":{"content":1}}]}`, `{"choices":[{"delta":{"content":1}}],"x":[}`,
+	`{"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}`, `{"type":"content_block_delta","delta":{"type":"text_delta","text":""}}`,
+	`{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{"}}`, `{"type":"content_block_delta","delta":{"type":"thinking_delta","thinking":"h"}}`,
+	`{"type":"content_block_delta","delta":{"text":"a"},"delta":{"type":"text_delta"}}`, `{"type":"content_block_delta","delta":{"text":"a"},"delta":null,"delta":{"type":"text_delta"}}`,
+	`{"type":"message_start","message":{"usage":{"input_tokens":3,"output_tokens":1}}}`, `{"type":"message_start","message":{"usage":null}}`,
+	`{"type":"message_start","message":{"usage":{"input_tokens":3}},"message":{"usage":{"output_tokens":4}}}`,
+	`{"type":"message_start","message":{"usage":{"input_tokens":3}},"message":null,"message":{}}`,
+	`{"type":"message_delta","usage":{"output_tokens":5}}`, `{"type":"message_delta","usage":{"output_tokens":"x"}}`, `{"type":"message_stop"}`,
+	`{"type":"error","error":{"message":"overloaded"}}`, `{"type":"error"}`, `{"type":"ping","type":"message_stop"}`, `{"type":1}`,
+	`{"type":"response.output_text.delta","sequence_number":3,"delta":"hi"}`, `{"type":"response.output_text.delta","sequence_number":3,"sequence_number":null,"delta":"hi"}`,
+	`{"type":"response.reasoning_summary_text.delta","delta":"r"}`, `{"type":"response.reasoning.delta","delta":""}`, `{"type":"response.reasoning","delta":"x"}`,
+	`{"type":"response.function_call_arguments.delta","delta":"{"}`, `{"type":"response.custom_tool_call_input.delta","delta":"x"}`,
+	`{"type":"response.completed","response":{"id":"r\u00e9","usage":{"input_tokens":1,"output_tokens":2}}}`,
+	`{"type":"response.created","response":{"id":"a"},"response":{"usage":{}}}`, `{"type":"response.created","response":{"id":"a"},"response":null,"response":{}}`,
+	`{"type":"response.failed","response":{"error":{"message":"sk-fuzz-0123456789abcdef"}}}`, `{"type":"response.failed","response":{"error":null}}`,
+	`{"type":"response.incomplete"}`, `{"type":"error","message":"x"}`, `{"type":"response.created","sequence_number":"7"}`,
+	`{"sequence_number":1.0}`, `{"sequence_number":-1}`, `{"sequence_number":12345678901234567890}`, `{"response":{"id":1}}`, `{"response":{"usage":{"input_tokens":[]}}}`,
+	`[DONE]`, `[[[[{"choices":[[{}]]}]]]]`, `{"a":[{"b":[{"c":{"d":[[]]}}]}]}`,
+}
+
+// refs are the reference decoders by dialect.
+var refs = map[string]func(Target, *resumeclient.Event) (Chunk, error){
+	"openai-chat":        refDecodeOpenAIChat,
+	"anthropic-messages": refDecodeAnthropic,
+	"openai-responses":   refDecodeResponses,
+}
+
+// Nesting at and past encoding/json's limit of 10000 (too big for a fuzz
+// seed): the same error at the same byte.
+func TestDecodeDepthLimit(t *testing.T) {
+	t.Parallel()
+	for dialect := range refs {
+		for _, data := range []string{deep(9999), deep(10000), deep(10001), `{"choices":[` + deep(9999) + `]}`, `{"a":` + deep(10000) + `}`, `{"type":"x","delta":{"x":` + deep(10000) + `}}`} {
+			diffCheck(t, dialect, []byte(data), nil)
+		}
+	}
+}
+
+// deep is n nested arrays.
+func deep(n int) string {
+	b := make([]byte, 0, 2*n)
+	for range n {
+		b = append(b, '[')
+	}
+	for range n {
+		b = append(b, ']')
+	}
+	return string(b)
+}
+
+// fuzzDiff runs dialect's Decode and its encoding/json reference on the
+// same event and fails on any difference in what the probe takes from it:
+// the chunk (kind, usage, message, cursor, response id) or the error.
+func fuzzDiff(f *testing.F, dialect string) {
+	for _, s := range diffSeeds {
+		f.Add([]byte(s), []byte(""))
+	}
+	f.Add([]byte(`{}`), []byte("ping"))
+	f.Add([]byte(`{"type":""}`), []byte("error"))
+	f.Add([]byte(`null`), []byte("message_stop"))
+	f.Add([]byte(`{"delta":"x"}`), []byte("response.output_text.delta"))
+	f.Fuzz(func(t *testing.T, data, typ []byte) { diffCheck(t, dialect, data, typ) })
+}
+
+// diffCheck fails t when dialect's Decode and its reference differ on an
+// event.
+func diffCheck(t *testing.T, dialect string, data, typ []byte) {
+	t.Helper()
+	tg := Target{Header: http.Header{"Authorization": {"Bearer " + fuzzKey}}}
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Data: data, Type: typ}
+	got, gerr := Dialects[dialect].Decode(tg, ev)
+	want, werr := refs[dialect](tg, ev)
+	if len(data) > 200 {
+		data = append(data[:100:100], "..."...)
+	}
+	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+		t.Fatalf("%s %q (event %q): error\n got  %v\n want %v", dialect, data, typ, gerr, werr)
+	}
+	if got.Kind != want.Kind || got.Message != want.Message || got.Cursor != want.Cursor || got.HasCursor != want.HasCursor ||
+		got.ResponseID != want.ResponseID || (got.Usage == nil) != (want.Usage == nil) || got.Usage != nil && *got.Usage != *want.Usage {
+		t.Fatalf("%s %q (event %q):\n got  %+v (usage %+v)\n want %+v (usage %+v)", dialect, data, typ, got, got.Usage, want, want.Usage)
+	}
+}
+
+func FuzzDiffOpenAIChat(f *testing.F) { fuzzDiff(f, "openai-chat") }
+
+func FuzzDiffAnthropic(f *testing.F) { fuzzDiff(f, "anthropic-messages") }
+
+func FuzzDiffResponses(f *testing.F) { fuzzDiff(f, "openai-responses") }

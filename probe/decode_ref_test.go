@@ -1,0 +1,252 @@
+package probe
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// The dialect decoders as they were with encoding/json: the reference the
+// hand-written ones are held to by the differential fuzz targets
+// (decode_diff_test.go). Each is the old Decode, unchanged but for its name.
+
+// refJSONError turns an encoding/json error about an event of dialect into a
+// short message that names the field, never a Go type, and never repeats
+// the event.
+func refJSONError(dialect, what string, data []byte, err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = what
+		}
+		got, _, _ := strings.Cut(te.Value, " ")
+		return fmt.Errorf("%s: %s: want %s, got %s", dialect, resumeclient.Scrub(field, nil, 60), refKindName(te.Type), resumeclient.Scrub(got, nil, 16))
+	case errors.As(err, &se):
+		return fmt.Errorf("%s: %s is not valid JSON (%d bytes, error at byte %d)", dialect, what, len(data), se.Offset)
+	}
+	return fmt.Errorf("%s: %s is not valid JSON (%d bytes)", dialect, what, len(data))
+}
+
+// refKindName names what a Go type accepts in JSON terms.
+func refKindName(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another type"
+}
+
+type refChatChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+			ToolCalls        []struct {
+				Function struct {
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func refDecodeOpenAIChat(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if bytes.Equal(ev.Data, doneMarker) {
+		return Chunk{Kind: End}, nil
+	}
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var c refChatChunk
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
+		return Chunk{}, refJSONError("openai-chat", "chunk", ev.Data, err)
+	}
+	out := Chunk{Kind: Meta}
+	if c.Usage != nil {
+		out.Usage = &Tokens{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens}
+	}
+	if c.Error != nil {
+		out.Kind, out.Message = Failed, boundMessage(t, c.Error.Message)
+		return out, nil
+	}
+	for _, ch := range c.Choices {
+		d := ch.Delta
+		if d.Content != "" {
+			out.Kind = Text
+			break
+		}
+		if d.ReasoningContent != "" || d.Reasoning != "" {
+			out.Kind = Effective
+		}
+		for _, tc := range d.ToolCalls {
+			if tc.Function.Arguments != "" {
+				out.Kind = Effective
+			}
+		}
+	}
+	return out, nil
+}
+
+type refAnthropicEvent struct {
+	Type  string `json:"type"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+	} `json:"delta"`
+	Message *struct {
+		Usage *refAnthropicUsage `json:"usage"`
+	} `json:"message"`
+	Usage *refAnthropicUsage `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type refAnthropicUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+func refDecodeAnthropic(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var e refAnthropicEvent
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
+		return Chunk{}, refJSONError("anthropic-messages", "event", ev.Data, err)
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = string(ev.Type)
+	}
+	c := Chunk{Kind: Meta}
+	switch typ {
+	case "ping":
+		c.Kind = Liveness
+	case "message_start":
+		if e.Message != nil && e.Message.Usage != nil {
+			c.Usage = &Tokens{Prompt: e.Message.Usage.InputTokens, Completion: e.Message.Usage.OutputTokens}
+		}
+	case "content_block_delta":
+		if d := e.Delta; d != nil {
+			switch {
+			case d.Type == "text_delta" && d.Text != "":
+				c.Kind = Text
+			case d.Type == "input_json_delta" && d.PartialJSON != "", d.Type == "thinking_delta" && d.Thinking != "":
+				c.Kind = Effective
+			}
+		}
+	case "message_delta":
+		if e.Usage != nil {
+			c.Usage = &Tokens{Completion: e.Usage.OutputTokens}
+		}
+	case "message_stop":
+		c.Kind = End
+	case "error":
+		c.Kind, c.Message = Failed, "error event"
+		if e.Error != nil {
+			c.Message = boundMessage(t, e.Error.Message)
+		}
+	}
+	return c, nil
+}
+
+type refResponsesEvent struct {
+	Type           string             `json:"type"`
+	SequenceNumber *int64             `json:"sequence_number"`
+	Delta          string             `json:"delta"`
+	Message        string             `json:"message"`
+	Response       *refResponsesState `json:"response"`
+}
+
+type refResponsesState struct {
+	ID    string `json:"id"`
+	Usage *struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func refDecodeResponses(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var e refResponsesEvent
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
+		return Chunk{}, refJSONError("openai-responses", "event", ev.Data, err)
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = string(ev.Type)
+	}
+	c := Chunk{Kind: Meta}
+	if e.SequenceNumber != nil {
+		c.Cursor, c.HasCursor = strconv.FormatInt(*e.SequenceNumber, 10), true
+	}
+	if e.Response != nil {
+		c.ResponseID = e.Response.ID
+		if u := e.Response.Usage; u != nil {
+			c.Usage = &Tokens{Prompt: u.InputTokens, Completion: u.OutputTokens}
+		}
+	}
+	switch {
+	case typ == "response.output_text.delta":
+		if e.Delta != "" {
+			c.Kind = Text
+		}
+	case typ == "response.function_call_arguments.delta", strings.HasPrefix(typ, "response.reasoning") && strings.HasSuffix(typ, ".delta"),
+		typ == "response.custom_tool_call_input.delta":
+		if e.Delta != "" {
+			c.Kind = Effective
+		}
+	case typ == "response.completed":
+		c.Kind = End
+	case typ == "response.failed", typ == "response.incomplete":
+		c.Kind, c.Message = Failed, typ
+		if e.Response != nil && e.Response.Error != nil {
+			c.Message = boundMessage(t, e.Response.Error.Message)
+		}
+	case typ == "error":
+		c.Kind, c.Message = Failed, boundMessage(t, e.Message)
+	}
+	return c, nil
+}
