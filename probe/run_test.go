@@ -17,8 +17,11 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // tolerance is how far a client timestamp may be from the server's real
-// send time over loopback.
-const tolerance = 5 * time.Millisecond
+// send time over loopback. Typically it is well under 1 ms (bench/accuracy
+// measures that); 15 ms leaves room for a machine with every core busy
+// and still catches a timestamp taken at the wrong event (40 ms apart in
+// these schedules) or after decoding.
+const tolerance = 15 * time.Millisecond
 
 func newClient(t *testing.T) *resumeclient.Client {
 	tr := &http.Transport{}
@@ -133,11 +136,12 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 		t.Errorf("gaps %d, last5 %v", rec.Gaps.Count, rec.Gaps.Last5)
 	}
 	// The stall count of what the server really sent (the scheduled 259 ms
-	// gap may really be 249 ms when a timer fires late), unless a real gap
-	// lies within the tolerance of the threshold.
-	ambiguous := false
-	for _, g := range want.Gaps {
-		ambiguous = ambiguous || math.Abs(g-StallThresholdMs) <= float64(tolerance)/1e6
+	// gap may really be 249 ms when a timer fires late), unless the client
+	// and the server saw one gap on either side of the threshold (within
+	// the tolerance checked above).
+	ambiguous := len(want.Gaps) != len(rec.Gaps.Values)
+	for i := 0; !ambiguous && i < len(want.Gaps); i++ {
+		ambiguous = (want.Gaps[i] > StallThresholdMs) != (rec.Gaps.Values[i] > StallThresholdMs)
 	}
 	if !ambiguous && rec.Stalls != want.Stalls {
 		t.Errorf("stalls %d, server's real gaps give %d", rec.Stalls, want.Stalls)
