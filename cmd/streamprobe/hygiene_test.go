@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,5 +111,62 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 				t.Errorf("validate said %q, run said %q", vmsg, rmsg)
 			}
 		})
+	}
+}
+
+// check against servers that echo the key, in the stream and in an HTTP
+// error body: its text, JSON, JUnit and HTML outputs hold no piece of it.
+func TestCheckNeverShowsAnEchoedKey(t *testing.T) {
+	const key = "sk-check-echo-0123456789abcdefghijklmnop"
+	t.Setenv("STREAMPROBE_TEST_KEY", key)
+	echo := ssetest.NewUnstarted(nil)
+	echo.ScheduleFor = ssetest.EchoKey("openai-chat")
+	echo.Start()
+	t.Cleanup(echo.Close)
+	body := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, strings.Repeat("y", 100)+" bad key "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+	}))
+	t.Cleanup(body.Close)
+	dir := t.TempDir()
+	cfg := writeConfig(t, fmt.Sprintf(`
+[[target]]
+name = "echo-stream"
+url = "%s/v1?pad=150"
+dialect = "openai-chat"
+bearer_env = "STREAMPROBE_TEST_KEY"
+samples = ["short"]
+[[target]]
+name = "echo-body"
+url = %q
+dialect = "openai-chat"
+bearer_env = "STREAMPROBE_TEST_KEY"
+samples = ["short"]
+`, echo.URL, body.URL))
+	junit, html := filepath.Join(dir, "check.xml"), filepath.Join(dir, "check.html")
+	for _, asJSON := range []bool{false, true} {
+		args := []string{"check", "-config", cfg, "-runs", "2", "-junit", junit, "-html", html}
+		if asJSON {
+			args = append(args, "-json")
+		}
+		code, stdout, stderr := runCmd(t, args...)
+		if code != exitFail || !strings.Contains(stdout, "upstream_error") {
+			t.Fatalf("json %v: exit %d, the servers did not answer as planned:\n%s%s", asJSON, code, stdout, stderr)
+		}
+		outputs := map[string]string{"stdout": stdout, "stderr": stderr}
+		for name, path := range map[string]string{"junit": junit, "html": html} {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outputs[name] = string(b)
+		}
+		for name, out := range outputs {
+			if p := keyPiece(out, key); p != "" {
+				t.Errorf("json %v: check's %s shows %q of the key", asJSON, name, p)
+			}
+		}
+		if !strings.Contains(outputs["junit"], "[redacted]") {
+			t.Errorf("json %v: the JUnit file does not carry the scrubbed error: the test proves nothing", asJSON)
+		}
 	}
 }
