@@ -330,6 +330,9 @@ type Class struct {
 	// FailedRun is the most common way its runs failed (nil when the
 	// source has no single runs, or none failed).
 	FailedRun *FailedRun
+	// Setup and SetupTFC are, for each measured run that paid for its
+	// connection, DNS+TCP+TLS and its TFC, in ms.
+	Setup, SetupTFC []float64
 }
 
 // BufferingRuns are the runs of a class that look proxy-buffered.
@@ -372,6 +375,9 @@ func ClassOf(sample string, runs []Run) Class {
 		cl.Good++
 		if rec.TFCMs != nil {
 			cl.TFC.Values = append(cl.TFC.Values, *rec.TFCMs)
+			if setup, ok := setupMs(rec); ok {
+				cl.Setup, cl.SetupTFC = append(cl.Setup, setup), append(cl.SetupTFC, *rec.TFCMs)
+			}
 		}
 		cl.Gap.Values = append(cl.Gap.Values, rec.Gaps.Values...)
 		if rec.TailMs != nil {
@@ -585,7 +591,7 @@ func (c *Card) triage() []string {
 		}
 		out = append(out, fmt.Sprintf("%s, 1. tail vs output length: %s", s, c.tokens(s)))
 		out = append(out, fmt.Sprintf("%s, 2. gap p95 vs p50: %s", s, c.spread(s)))
-		out = append(out, fmt.Sprintf("%s, 3. TFC vs prompt size: %s", s, c.prompt()))
+		out = append(out, fmt.Sprintf("%s, 3. TFC vs prompt size: %s%s", s, c.prompt(), c.setup(s)))
 		out = append(out, fmt.Sprintf("%s, 4. resume rate: %s", s, c.resumeRate(s)))
 	}
 	return out
@@ -639,6 +645,35 @@ func (c *Card) prompt() string {
 		return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): TFC tracks prompt length, a prefill problem", msText(*long.P50), msText(*short.P50), ratio)
 	}
 	return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): flat across prompt sizes; if high, queueing or buffering", msText(*long.P50), msText(*short.P50), ratio)
+}
+
+// setupMs is a run's DNS+TCP+TLS, when it paid for a connection.
+func setupMs(r probe.Record) (float64, bool) {
+	var sum float64
+	ok := false
+	for _, p := range []*float64{r.DNSMs, r.ConnectMs, r.TLSMs} {
+		if p != nil {
+			sum, ok = sum+*p, true
+		}
+	}
+	return sum, ok
+}
+
+// setup says how much of the TFC the connection's setup took, and names a
+// TFC dominated by it: the network path or TLS termination, not the model.
+func (c *Card) setup(s string) string {
+	cl := c.classes[s]
+	if cl == nil || len(cl.Setup) == 0 {
+		return ""
+	}
+	setup, _ := pcts(cl.Setup)
+	tfc, _ := pcts(cl.SetupTFC)
+	share := *setup / max(*tfc, 0.001)
+	msg := fmt.Sprintf("; connection setup (DNS+TCP+TLS) p50 %s of TFC p50 %s (%.0f%%)", msText(*setup), msText(*tfc), share*100)
+	if share >= 0.5 {
+		msg += ": TFC is dominated by connecting, not by the model: look at the network path, DNS or TLS termination"
+	}
+	return msg
 }
 
 func (c *Card) resumeRate(s string) string {

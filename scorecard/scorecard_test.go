@@ -263,3 +263,36 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// A red TFC that is mostly DNS+TCP+TLS is named as such in triage step 3;
+// one that is mostly the server's own wait is not.
+func TestTriageNamesAConnectionDominatedTFC(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		connect   float64
+		dominated bool
+	}{
+		{"slow TLS handshake", 400, true},
+		{"slow model", 5, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs []Run
+			for i := range 5 {
+				r := run("short", i, probe.Success, []float64{600, 640, 680}, ptr(700), 0)
+				r.Record.ConnectMs, r.Record.TLSMs = ptr(tt.connect/4), ptr(tt.connect*3/4)
+				runs = append(runs, r)
+			}
+			c := Build("api", []string{"short"}, map[string][]Run{"short": runs}, nil, map[string]Budget{"short": {TFC: 500}})
+			step3 := ""
+			for _, l := range c.Triage {
+				if strings.HasPrefix(l, "short, 3.") {
+					step3 = l
+				}
+			}
+			want := fmt.Sprintf("connection setup (DNS+TCP+TLS) p50 %s of TFC p50 %s", msText(tt.connect), msText(600))
+			if !strings.Contains(step3, want) || strings.Contains(step3, "dominated by connecting") != tt.dominated {
+				t.Errorf("triage step 3 %q", step3)
+			}
+		})
+	}
+}
