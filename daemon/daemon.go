@@ -71,6 +71,8 @@ type Daemon struct {
 	pushMu      sync.Mutex
 	lastPushErr string
 	lastPushAt  time.Time
+
+	status status // the page on / (status.go)
 }
 
 // New returns a daemon for cfg; Start runs it.
@@ -161,6 +163,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 // not load or apply could not use it: the old config keeps running.
 func (d *Daemon) ReloadFailed(err error) {
 	d.Metrics.Reloaded(false, time.Now())
+	d.status.reloadRefused(time.Now())
 	d.Log.Error("reload failed; the old config keeps running", "err", err)
 }
 
@@ -255,6 +258,7 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 	d.slots.resize(cfg.MaxConcurrent)
 	d.results.swap(rf)
 	d.Metrics.Reconfigure(cfg, jobs)
+	d.status.configured(cfg, jobs, time.Now())
 	select {
 	case d.pushReset <- struct{}{}:
 	default:
@@ -378,6 +382,9 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 	}
 	res := j.Run(ctx, d.Client)
 	d.record(res.Record, ctx.Err() != nil)
+	if ctx.Err() == nil {
+		d.status.observe(res)
+	}
 	if wait := probe.RetryAfterWait(res.Record.RetryAfterMs); wait > 0 && (res.Record.HTTPStatus == http.StatusTooManyRequests || res.Record.HTTPStatus == http.StatusServiceUnavailable) {
 		d.mu.Lock()
 		if d.backoff == nil {
@@ -521,9 +528,11 @@ func (d *Daemon) push(ctx context.Context) {
 	}
 }
 
-// Handler serves /metrics (the same set as the push) and /healthz.
+// Handler serves /metrics (the same set as the push), /healthz and the
+// status page on /.
 func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", d.serveStatus)
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		d.Metrics.Set.WritePrometheus(w)
