@@ -1,6 +1,6 @@
 module github.com/streamprobe/streamprobe
 
-go 1.26.8
+go 1.24.0
 
 require (
 	github.com/VictoriaMetrics/metrics v1.45.0

@@ -76,6 +76,8 @@ type Daemon struct {
 	lastPushOK  time.Time // the last push that succeeded
 	started     time.Time // when Run started
 	reloadErr   string    // why the last reload was refused; "" after one applied
+
+	status status // the page on / (status.go)
 }
 
 // New returns a daemon for cfg; Start runs it.
@@ -187,6 +189,7 @@ func (d *Daemon) ReloadFailed(err error) {
 	d.pushMu.Lock()
 	d.reloadErr = err.Error()
 	d.pushMu.Unlock()
+	d.status.reloadRefused(time.Now())
 	d.Log.Error("reload failed; the old config keeps running", "err", err)
 }
 
@@ -281,6 +284,7 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 	d.slots.resize(cfg.MaxConcurrent)
 	d.results.swap(rf)
 	d.Metrics.Reconfigure(cfg, jobs)
+	d.status.configured(cfg, jobs, time.Now())
 	select {
 	case d.pushReset <- struct{}{}:
 	default:
@@ -408,6 +412,9 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 	}
 	res := j.Run(ctx, d.Client)
 	d.record(res.Record, ctx.Err() != nil)
+	if ctx.Err() == nil {
+		d.status.observe(res)
+	}
 	if wait := probe.RetryAfterWait(res.Record.RetryAfterMs); wait > 0 && (res.Record.HTTPStatus == http.StatusTooManyRequests || res.Record.HTTPStatus == http.StatusServiceUnavailable) {
 		d.mu.Lock()
 		if d.backoff == nil {
@@ -552,11 +559,12 @@ func (d *Daemon) push(ctx context.Context) {
 	}
 }
 
-// Handler serves /metrics (the same set as the push) and /healthz: 200
-// and {"status":"ok"} when healthy, 503 and {"status":"unhealthy"} with
-// the reasons otherwise (see Daemon.health).
+// Handler serves /metrics (the same set as the push), /healthz (200 and
+// {"status":"ok"} when healthy, 503 and {"status":"unhealthy"} with the
+// reasons otherwise, see Daemon.health) and the status page on /.
 func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", d.serveStatus)
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		d.Metrics.Set.WritePrometheus(w)

@@ -82,10 +82,20 @@ func (vm *victoriaMetrics) stop() {
 // values.
 func (vm *victoriaMetrics) query(t *testing.T, q string) []sample {
 	t.Helper()
+	return vm.queryAt(t, q, time.Time{})
+}
+
+// queryAt runs an instant query at a time (now when zero).
+func (vm *victoriaMetrics) queryAt(t *testing.T, q string, at time.Time) []sample {
+	t.Helper()
 	if resp, err := http.Get("http://" + vm.addr + "/internal/force_flush"); err == nil {
 		resp.Body.Close()
 	}
-	resp, err := http.Get("http://" + vm.addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	u := "http://" + vm.addr + "/api/v1/query?query=" + url.QueryEscape(q)
+	if !at.IsZero() {
+		u += fmt.Sprintf("&time=%.3f", float64(at.UnixMilli())/1000)
+	}
+	resp, err := http.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,6 +142,19 @@ document.body.dataset.rendered="1"</script>` + "\n</body></html>\n")
 	return err
 }
 
+// Timeline returns one run's timeline as an SVG element (ticks per chunk,
+// TFC, stalls, reconnect bands, end marker, time axis in ms), styled by
+// CSS: the daemon's status page draws its latest runs with it.
+func Timeline(title string, r *Run) string {
+	var b strings.Builder
+	timeline(&b, title, r)
+	return b.String()
+}
+
+// CSS is the style sheet of the report's marks, for pages that embed
+// Timeline.
+const CSS = css
+
 // legend explains every mark of the timelines and the cells' plots.
 func legend(b *strings.Builder) {
 	b.WriteString(`<svg class="legend" width="960" height="44" role="img" aria-label="legend">`)
