@@ -163,6 +163,9 @@ jitter = "0s"
 			}
 			for _, g := range got {
 				group := g.labels["drill"]
+				if s := g.labels["sample"]; s != "" { // a panel by region and class
+					group = s
+				}
 				if sample != nil {
 					group = sample[1]
 				}
