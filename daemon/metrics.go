@@ -387,7 +387,11 @@ func (m *Metrics) Observe(r probe.Record) {
 	}
 	if r.Stalls > 0 {
 		s.stalls.Add(r.Stalls)
-		s.stalledRuns.Inc()
+		if !r.Resumed {
+			// Of the runs check's stall share counts: the TFC histogram's
+			// (resumed="false"), so stalled / that count is check's share.
+			s.stalledRuns.Inc()
+		}
 	}
 }
 
