@@ -32,7 +32,7 @@ func (c *Config) validateHost() error {
 		}
 	}
 	if c.ResultsLog != "" {
-		if err := appendable(c.ResultsLog); err != nil {
+		if err := Writable(c.ResultsLog); err != nil {
 			return c.errAt("results_log", "%v", err)
 		}
 	}
@@ -59,9 +59,10 @@ func maxDuration(jitter time.Duration) time.Duration {
 	return (math.MaxInt64 - jitter).Truncate(time.Hour)
 }
 
-// appendable reports why path cannot be opened for appending (created if
-// missing), without creating it.
-func appendable(path string) error {
+// Writable reports why path cannot be opened for writing or appending
+// (created if missing), without creating it: the results log, and the
+// output files of check and report, are checked before anything runs.
+func Writable(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case err == nil && fi.IsDir():

@@ -3,17 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
@@ -63,7 +59,7 @@ Flags:
 		return exitUsage
 	}
 	for _, o := range []struct{ flag, path string }{{"-junit", *junit}, {"-html", *htmlOut}} {
-		if err := writable(o.path); o.path != "" && err != nil {
+		if err := config.Writable(o.path); o.path != "" && err != nil {
 			fmt.Fprintf(stderr, "streamprobe check: %s: %v\n", o.flag, err)
 			return exitUsage
 		}
@@ -182,31 +178,6 @@ Flags:
 		return exitOK
 	}
 	return exitFail
-}
-
-// writable reports why path cannot be written as an output file (created
-// or truncated), without creating it: check says so before any run.
-func writable(path string) error {
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil && fi.IsDir():
-		return fmt.Errorf("%s is a directory", path)
-	case err == nil:
-		if syscall.Access(path, 2 /* W_OK */) != nil {
-			return fmt.Errorf("%s is not writable", path)
-		}
-		return nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("cannot write %s", path)
-	}
-	dir := filepath.Dir(path)
-	if di, err := os.Stat(dir); err != nil || !di.IsDir() {
-		return fmt.Errorf("directory %s does not exist", dir)
-	}
-	if syscall.Access(dir, 2|1 /* W_OK|X_OK */) != nil {
-		return fmt.Errorf("directory %s is not writable", dir)
-	}
-	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
