@@ -45,7 +45,7 @@ func rankSpan(vals []float64, q float64) (lo, hi float64) {
 	return s[i], s[max(i, j)]
 }
 
-var quantileQuery = regexp.MustCompile(`^histogram_quantile\((0\.\d+), sum by \(([a-z, ]+)\) \(increase\((streamprobe_[a-z_]+)_seconds_bucket\{([^}]*)\}\[\$window\]\)\)\)$`)
+var quantileQuery = regexp.MustCompile(`^histogram_quantile\((0\.\d+), sum by \(([a-z, ]+)\) \(increase_pure\((streamprobe_[a-z_]+)_seconds_bucket\{([^}]*)\}\[\$window\]\)\)\)$`)
 
 // Every quantile query of the dashboard, against a real VictoriaMetrics
 // fed by the daemon, agrees with the raw per-run values of the results
@@ -153,6 +153,15 @@ jitter = "0s"
 		t.Fatal(err)
 	}
 	vars := strings.NewReplacer("$window", "30m", "$region", "r1", "$host", "h1", "$target", ".*")
+	// The dashboard sees the gaps the log has, as many observations, once
+	// the daemon's last push is searchable.
+	for _, cls := range []string{"short", "long", "cancel"} {
+		q := fmt.Sprintf(`sum(increase_pure(streamprobe_gap_seconds_count{sample=%q,drill="none"}[30m]))`, cls)
+		waitFor(t, cls+" gaps in VictoriaMetrics equal to the results log", 30*time.Second, func() bool {
+			got := vm.query(t, q)
+			return len(got) == 1 && int(math.Round(got[0].value)) == len(raw[key{"gap", cls}])
+		})
+	}
 	checked := 0
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {

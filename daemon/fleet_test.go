@@ -251,6 +251,9 @@ tail = "30s"
 	vm.stop()
 	outageStart := time.Now()
 	waitFor(t, "runs in both regions during the outage, buffered by vmagent", 120*time.Second, func() bool {
+		if time.Since(outageStart) < 6*time.Second {
+			return false // long enough for several pushes to be held
+		}
 		for i, m := range fleet {
 			if lines(m.results) < before[regions[i]]+3 {
 				return false

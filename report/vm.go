@@ -183,7 +183,7 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 		if name == "tfc" {
 			sel += `,resumed="false"`
 		}
-		q := fmt.Sprintf(`sum by (region,target,sample,vmrange,le) (increase(streamprobe_%s_seconds_bucket{%s}%s))`, name, sel, w)
+		q := fmt.Sprintf(`sum by (region,target,sample,vmrange,le) (increase_pure(streamprobe_%s_seconds_bucket{%s}%s))`, name, sel, w)
 		err := add(q, func(region string, s series) {
 			c := cls(region, s.labels["target"], s.labels["sample"])
 			switch {
@@ -209,19 +209,19 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 			return nil, err
 		}
 	}
-	err := add(`sum by (region,target,sample,outcome) (increase(streamprobe_runs_total{drill="none"}`+w+`))`, func(region string, s series) {
+	err := add(`sum by (region,target,sample,outcome) (increase_pure(streamprobe_runs_total{drill="none"}`+w+`))`, func(region string, s series) {
 		cls(region, s.labels["target"], s.labels["sample"]).outcomes[s.labels["outcome"]] += count(s.value)
 	})
 	if err != nil {
 		return nil, err
 	}
-	err = add(`sum by (region,target,sample) (increase(streamprobe_stalled_runs_total{drill="none"}`+w+`))`, func(region string, s series) {
+	err = add(`sum by (region,target,sample) (increase_pure(streamprobe_stalled_runs_total{drill="none"}`+w+`))`, func(region string, s series) {
 		cls(region, s.labels["target"], s.labels["sample"]).stalled += count(s.value)
 	})
 	if err != nil {
 		return nil, err
 	}
-	err = add(`sum by (region,target,sample) (increase(streamprobe_tfc_seconds_count{drill="none",resumed="true"}`+w+`))`, func(region string, s series) {
+	err = add(`sum by (region,target,sample) (increase_pure(streamprobe_tfc_seconds_count{drill="none",resumed="true"}`+w+`))`, func(region string, s series) {
 		cls(region, s.labels["target"], s.labels["sample"]).resumed += count(s.value)
 	})
 	if err != nil {
@@ -235,7 +235,7 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 		}
 		return drills[k]
 	}
-	err = add(`sum by (region,target,sample,drill,verdict,failed) (increase(streamprobe_resume_checks_total`+w+`))`, func(region string, s series) {
+	err = add(`sum by (region,target,sample,drill,verdict,failed) (increase_pure(streamprobe_resume_checks_total`+w+`))`, func(region string, s series) {
 		n := count(s.value)
 		if s.labels["drill"] == probe.DrillNone {
 			c := cls(region, s.labels["target"], s.labels["sample"])
@@ -254,7 +254,7 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 	if err != nil {
 		return nil, err
 	}
-	err = add(`sum by (region,target,drill) (increase(streamprobe_runs_total{drill!="none"}`+w+`))`, func(region string, s series) {
+	err = add(`sum by (region,target,drill) (increase_pure(streamprobe_runs_total{drill!="none"}`+w+`))`, func(region string, s series) {
 		dr(region, s.labels["target"], s.labels["drill"]).runs += count(s.value)
 	})
 	if err != nil {
