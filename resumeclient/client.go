@@ -37,19 +37,23 @@ type Request struct {
 	LastEventID string
 }
 
-// Client opens streams. The zero value uses a plain http.Client with no
-// overall timeout (the caller's context is the deadline).
+// Client opens streams. The zero value sends every request on a connection
+// of its own through a Transport, with no overall timeout (the caller's
+// context is the deadline).
 type Client struct {
-	// HTTP is the client used for requests; nil means a plain client.
+	// HTTP is the client used for requests; nil means one with a shared
+	// Transport (HTTP/1.1, a connection per stream, proxies from the
+	// environment through net/http's transport).
 	HTTP *http.Client
 	// MaxEventSize bounds one event; 0 means DefaultMaxEventSize.
 	MaxEventSize int
 	// Now is the clock; nil means time.Now. Its readings must carry the
 	// monotonic clock.
 	Now func() time.Time
-	// ReadBuffer is the size of the read buffer; 0 means 4 KiB (the
-	// transport reads the body through a 4 KiB buffer of its own, so a
-	// larger one rarely fills, and it is per live stream).
+	// ReadBuffer is the largest read buffer a stream grows; 0 means 4 KiB.
+	// A stream starts with 1 KiB (or ReadBuffer, when smaller) and doubles
+	// it whenever a read fills it, so one that trickles small events, as
+	// an LLM answer does, keeps a small buffer.
 	ReadBuffer int
 	// ReadTimeout, when > 0, drops a stream that receives no byte (event,
 	// comment or partial line) for this long, with ErrIdle; a Session then
@@ -58,6 +62,9 @@ type Client struct {
 	// UserAgent is sent as User-Agent; empty means "streamprobe/<version>".
 	UserAgent string
 }
+
+// defaultHTTP is the client of a Client without one.
+var defaultHTTP = &http.Client{Transport: &Transport{}, CheckRedirect: sameHostRedirect}
 
 // UserAgent is the default User-Agent header.
 var UserAgent = "streamprobe/" + version.String()
@@ -93,9 +100,11 @@ type ConnInfo struct {
 	// Start is when the request was started; HeadersAt when the response
 	// headers arrived (zero when none did).
 	Start, HeadersAt time.Time
-	// Status and Header are the response's (0 and nil when none came).
+	// Status and Header are the response's (0 and nil when none came);
+	// Proto its protocol ("HTTP/1.1", "HTTP/2.0").
 	Status int
 	Header http.Header
+	Proto  string
 	// Setup is how long DNS, TCP and TLS took for this request's
 	// connection (zero for a reused one).
 	Setup ConnTimes
@@ -117,6 +126,7 @@ type Stream struct {
 	cancel    context.CancelFunc
 	parser    Parser
 	buf       []byte
+	maxBuf    int // buf grows up to this size
 	bytes     int64
 	dropAt    int64 // cut the connection after this many body bytes; 0 = never
 	err       error
@@ -182,7 +192,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = &http.Client{}
+		hc = defaultHTTP
 	}
 	if hc.CheckRedirect == nil {
 		// Secrets in headers (X-Api-Key, ...) and the body must not follow
@@ -202,7 +212,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		return nil, info, fmt.Errorf("%w: %s %s: %w", ErrConnect, method, redactURL(r.URL), unwrapURLError(err))
 	}
 	info.HeadersAt = c.now()
-	info.Status, info.Header = resp.StatusCode, resp.Header
+	info.Status, info.Header, info.Proto = resp.StatusCode, resp.Header, resp.Proto
 	info.Setup = trace.times()
 	var kind error
 	if resp.StatusCode == http.StatusNoContent {
@@ -231,7 +241,8 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	if r.LastEventID != "" {
 		s.parser.SetLastEventID(r.LastEventID)
 	}
-	s.buf = make([]byte, cmp.Or(c.ReadBuffer, 4<<10))
+	s.maxBuf = cmp.Or(c.ReadBuffer, 4<<10)
+	s.buf = make([]byte, min(s.maxBuf, firstReadBuffer))
 	if c.ReadTimeout > 0 {
 		s.idle = time.AfterFunc(c.ReadTimeout, func() {
 			s.idled.Store(true)
@@ -240,6 +251,9 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	}
 	return s, info, nil
 }
+
+// firstReadBuffer is a stream's first read buffer.
+const firstReadBuffer = 1 << 10
 
 // snippetWait bounds the read of an error body's first bytes: a server may
 // send a few bytes and keep the connection open.
@@ -324,6 +338,11 @@ func (s *Stream) Next() (*Event, error) {
 			}
 		}
 		if n > 0 {
+			if n == len(s.buf) && n < s.maxBuf {
+				// A full read: there is more waiting. The parser is
+				// done with the old buffer once Push's bytes are used.
+				s.buf = make([]byte, min(2*len(s.buf), s.maxBuf))
+			}
 			s.zeroReads = 0
 			s.bytes += int64(n)
 			s.parser.Push(buf[:n], at)

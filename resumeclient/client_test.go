@@ -15,11 +15,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newTestClient(t *testing.T) *Client {
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &Client{HTTP: &http.Client{Transport: tr}}
-}
+// newTestClient is a client with the default transport.
+func newTestClient(t *testing.T) *Client { return &Client{} }
 
 func TestOpenErrorsNeverLeakSecrets(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -77,10 +77,27 @@ func cut(wire string) func(w http.ResponseWriter) {
 	}
 }
 
+// overNetHTTP makes client use net/http's transport instead of the
+// default rc.Transport (TestSessionOverNetHTTP).
+var overNetHTTP bool
+
 func client(t *testing.T) *rc.Client {
+	if !overNetHTTP {
+		return &rc.Client{}
+	}
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &rc.Client{HTTP: &http.Client{Transport: tr}}
+}
+
+// TestSessionOverNetHTTP runs the conformance behaviours and the stops
+// over net/http's transport, which a caller may set as Client.HTTP.
+func TestSessionOverNetHTTP(t *testing.T) {
+	overNetHTTP = true
+	defer func() { overNetHTTP = false }()
+	t.Run("reconnection", TestSessionReconnection)
+	t.Run("stops", TestSessionStops)
+	t.Run("cancel cause", TestSessionCancelCause)
 }
 
 // fast reconnects at once, so tests do not wait the 3 s default.

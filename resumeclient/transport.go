@@ -1,0 +1,294 @@
+package resumeclient
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Transport is the lean HTTP/1.1 transport of event streams: one request
+// on a connection of its own, dialled for it and closed with its body. A
+// live stream costs the connection, one small read buffer and no goroutine
+// besides its reader's (net/http's Transport keeps a read and a write
+// goroutine and 8 KiB of buffers per connection, for pooling that a
+// stream, which holds its connection for minutes, does not use).
+//
+// It speaks HTTP/1.1 only (over TLS it offers ALPN "http/1.1"), as the
+// OpenAI and Anthropic SDKs do by default. A request that goes through a
+// proxy is handed to Fallback. DNS and connect times reach an
+// httptrace.ClientTrace of the request's context as with net/http, TLS
+// handshake times and GotConn too.
+//
+// The zero value is ready to use. Its methods are safe for concurrent use.
+type Transport struct {
+	// TLSClientConfig is the TLS configuration; nil means the defaults.
+	TLSClientConfig *tls.Config
+	// Proxy picks a proxy for a request; nil means
+	// http.ProxyFromEnvironment. A request with a proxy goes to Fallback.
+	Proxy func(*http.Request) (*url.URL, error)
+	// Fallback carries the requests this transport does not (through a
+	// proxy); nil means a clone of http.DefaultTransport with
+	// TLSClientConfig and keep-alives off.
+	Fallback http.RoundTripper
+	// ReadBufferSize is the size of the buffer the response is read
+	// through; 0 means DefaultTransportBuffer. The status line, a header
+	// line and a chunk-size line may be longer (only a chunk-size line may
+	// not: chunk extensions that long are refused).
+	ReadBufferSize int
+	// MaxResponseHeaderBytes bounds the response header; 0 means 1 MiB.
+	MaxResponseHeaderBytes int64
+	// DialTimeout bounds the TCP connect, TLSHandshakeTimeout the TLS
+	// handshake; 0 means 30 s and 10 s, net/http's defaults.
+	DialTimeout, TLSHandshakeTimeout time.Duration
+
+	once     sync.Once
+	fallback http.RoundTripper
+}
+
+// DefaultTransportBuffer is the default read buffer of a Transport. The
+// stream's own read buffer is larger, and a read that finds this one empty
+// goes straight into the stream's, so body bytes are rarely copied twice.
+const DefaultTransportBuffer = 512
+
+// errProxy tells RoundTrip to hand the request to the fallback.
+var errProxy = errors.New("proxied")
+
+func (t *Transport) fb() http.RoundTripper {
+	t.once.Do(func() {
+		t.fallback = t.Fallback
+		if t.fallback == nil {
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.DisableKeepAlives = true
+			if t.TLSClientConfig != nil {
+				tr.TLSClientConfig = t.TLSClientConfig.Clone()
+			}
+			if t.Proxy != nil {
+				tr.Proxy = t.Proxy
+			}
+			t.fallback = tr
+		}
+	})
+	return t.fallback
+}
+
+// CloseIdleConnections closes the fallback's idle connections; this
+// transport keeps none.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.fb().(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// RoundTrip sends req on a new connection and reads the response header.
+// The connection closes when the body is closed, read to its end, or the
+// request's context is done.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if errors.Is(err, errProxy) {
+		return t.fb().RoundTrip(req)
+	}
+	if err != nil && req.Body != nil {
+		req.Body.Close()
+	}
+	return resp, err
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+	u := req.URL
+	if u == nil {
+		return nil, errors.New("request has no URL")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return nil, fmt.Errorf("unsupported protocol scheme %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, errors.New("no host in request URL")
+	}
+	proxy := t.Proxy
+	if proxy == nil {
+		proxy = http.ProxyFromEnvironment
+	}
+	if p, err := proxy(req); err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	} else if p != nil {
+		return nil, errProxy
+	}
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return nil, ctxErr(ctx)
+	}
+	trace := httptrace.ContextClientTrace(ctx)
+	host := u.Hostname()
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	if trace != nil && trace.GetConn != nil {
+		trace.GetConn(net.JoinHostPort(host, port))
+	}
+	// The net package reports DNS and connect to the context's trace.
+	d := net.Dialer{Timeout: cmp.Or(t.DialTimeout, 30*time.Second), KeepAlive: 30 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctxErr(ctx)
+		}
+		return nil, err
+	}
+	// From here on a done context closes the connection, which ends any
+	// read or write in progress; it costs no goroutine until then.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		conn.Close()
+		if ctx.Err() != nil {
+			return nil, ctxErr(ctx)
+		}
+		return nil, err
+	}
+	var tlsState *tls.ConnectionState
+	if scheme == "https" {
+		cfg := &tls.Config{}
+		if t.TLSClientConfig != nil {
+			cfg = t.TLSClientConfig.Clone()
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName = host
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		tc := tls.Client(conn, cfg)
+		if trace != nil && trace.TLSHandshakeStart != nil {
+			trace.TLSHandshakeStart()
+		}
+		hctx, cancel := context.WithTimeout(ctx, cmp.Or(t.TLSHandshakeTimeout, 10*time.Second))
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		state := tc.ConnectionState()
+		if trace != nil && trace.TLSHandshakeDone != nil {
+			trace.TLSHandshakeDone(state, err)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		tlsState = &state
+		conn = tc
+	}
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: conn})
+	}
+
+	// The request goes out through a small buffer of its own, dropped once
+	// it is sent: only the read side lives as long as the stream.
+	out := req.Clone(ctx)
+	out.Close = true // Connection: close; this connection carries one request
+	bw := bufio.NewWriterSize(conn, 512)
+	if err := out.Write(bw); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(err)
+	}
+	if trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+
+	maxHeader := cmp.Or(t.MaxResponseHeaderBytes, 1<<20)
+	lim := &headerLimit{r: conn, n: maxHeader}
+	br := bufio.NewReaderSize(lim, cmp.Or(t.ReadBufferSize, DefaultTransportBuffer))
+	var resp *http.Response
+	for first := true; ; first = false {
+		if first && trace != nil && trace.GotFirstResponseByte != nil {
+			if _, err := br.Peek(1); err == nil {
+				trace.GotFirstResponseByte()
+			}
+		}
+		resp, err = http.ReadResponse(br, req)
+		if err != nil {
+			if errors.Is(err, errHeaderTooLarge) {
+				err = fmt.Errorf("server response header exceeded %d bytes", maxHeader)
+			}
+			return fail(err)
+		}
+		// 1xx answers (100 Continue, 103 Early Hints) precede the real one.
+		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+		resp.Body.Close()
+	}
+	lim.n = -1 // the body is not bounded here
+	resp.TLS = tlsState
+	resp.Body = &connBody{body: resp.Body, conn: conn, stop: stop, ctx: ctx}
+	return resp, nil
+}
+
+// ctxErr is the error of a request whose context is done: the context's,
+// with its cause when there is another one.
+func ctxErr(ctx context.Context) error {
+	if c := context.Cause(ctx); c != nil && c != ctx.Err() {
+		return fmt.Errorf("%w: %w", ctx.Err(), c)
+	}
+	return ctx.Err()
+}
+
+var errHeaderTooLarge = errors.New("response header too large")
+
+// headerLimit fails a read once n bytes were read, while n >= 0.
+type headerLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (h *headerLimit) Read(p []byte) (int, error) {
+	if h.n < 0 {
+		return h.r.Read(p)
+	}
+	if h.n == 0 {
+		return 0, errHeaderTooLarge
+	}
+	if int64(len(p)) > h.n {
+		p = p[:h.n]
+	}
+	n, err := h.r.Read(p)
+	h.n -= int64(n)
+	return n, err
+}
+
+// connBody is a response body that owns its connection.
+type connBody struct {
+	body io.ReadCloser
+	conn net.Conn
+	stop func() bool
+	ctx  context.Context
+	once sync.Once
+}
+
+func (b *connBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && b.ctx.Err() != nil {
+		err = ctxErr(b.ctx)
+	}
+	if err != nil {
+		b.Close()
+	}
+	return n, err
+}
+
+func (b *connBody) Close() error {
+	b.once.Do(func() {
+		b.stop()
+		b.conn.Close()
+	})
+	return nil
+}
