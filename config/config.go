@@ -107,6 +107,8 @@ type Target struct {
 	// KeepAlive lets runs reuse a connection; by default every run opens
 	// a fresh one and pays DNS, TCP and TLS.
 	KeepAlive bool `toml:"keep_alive"`
+	// HTTP2 offers HTTP/2 over TLS; by default runs speak HTTP/1.1.
+	HTTP2 bool `toml:"http2"`
 	// Drill settings, the same as once's flags.
 	DropAfter    int      `toml:"drop_after"`
 	DropAt       Duration `toml:"drop_at"`

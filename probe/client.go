@@ -7,22 +7,33 @@ import (
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
-// NewClient returns the client for target t: one transport of its own
-// (proxies from the environment, as net/http's default), a fresh
-// connection for every request unless t.KeepAlive, TLS verification off
-// only for t.InsecureSkipVerify, and t's event size limit. Build it once
-// per target, not per run; CloseIdleConnections on its transport when the
-// target goes away.
+// NewClient returns the client for target t: a fresh connection for every
+// request unless t.KeepAlive, HTTP/1.1 unless t.HTTP2, proxies from the
+// environment, TLS verification off only for t.InsecureSkipVerify, and
+// t's event size limit. Build it once per target, not per run;
+// CloseIdleConnections on its HTTP client when the target goes away.
+//
+// A fresh HTTP/1.1 connection goes through resumeclient.Transport, which
+// keeps no goroutine or write buffer per live stream; keep-alive, HTTP/2
+// and proxies through net/http's transport.
 func NewClient(t Target) *resumeclient.Client {
+	var tlsConf *tls.Config
+	if t.InsecureSkipVerify {
+		tlsConf = &tls.Config{InsecureSkipVerify: true}
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// Every run pays DNS, TCP and TLS as a user's first request does, and
 	// one run's connection never decides what the next one measures.
 	tr.DisableKeepAlives = !t.KeepAlive
-	if t.InsecureSkipVerify {
-		if tr.TLSClientConfig == nil {
-			tr.TLSClientConfig = &tls.Config{}
-		}
-		tr.TLSClientConfig.InsecureSkipVerify = true
+	tr.TLSClientConfig = tlsConf
+	tr.ForceAttemptHTTP2 = t.HTTP2
+	if !t.HTTP2 {
+		// A non-nil empty map turns net/http's HTTP/2 off.
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
-	return &resumeclient.Client{HTTP: &http.Client{Transport: tr}, MaxEventSize: t.MaxEventSize}
+	var rt http.RoundTripper = tr
+	if !t.KeepAlive && !t.HTTP2 {
+		rt = &resumeclient.Transport{TLSClientConfig: tlsConf, Fallback: tr}
+	}
+	return &resumeclient.Client{HTTP: &http.Client{Transport: rt}, MaxEventSize: t.MaxEventSize}
 }

@@ -124,6 +124,9 @@ type Target struct {
 	// KeepAlive lets runs reuse a kept-alive connection (with a client
 	// from NewClient); by default every run opens a fresh one.
 	KeepAlive bool
+	// HTTP2 offers HTTP/2 over TLS (as browsers do); by default a client
+	// from NewClient speaks HTTP/1.1, as the OpenAI and Anthropic SDKs do.
+	HTTP2 bool
 	// NoResume turns off the resume after a drop by the server (for
 	// dialects that can resume): such a drop is then an upstream_error.
 	// Drills still resume.

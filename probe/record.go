@@ -51,6 +51,7 @@ type Record struct {
 	Outcome          Outcome  `json:"outcome"`
 	Error            string   `json:"error,omitempty"`
 	HTTPStatus       int      `json:"http_status,omitempty"`
+	HTTPVersion      string   `json:"http_version,omitempty"`
 	RetryAfterMs     *float64 `json:"retry_after_ms,omitempty"`
 	DNSMs            *float64 `json:"dns_ms,omitempty"`
 	ConnectMs        *float64 `json:"connect_ms,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -22,6 +23,7 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 		r.setup(info.Setup)
 		r.tl.Start, r.tl.Headers = info.Start, info.HeadersAt
 		r.rec.HTTPStatus = info.Status
+		r.rec.HTTPVersion = strings.TrimPrefix(info.Proto, "HTTP/")
 		r.rec.RetryAfterMs = retryAfter(info.Header, time.Now())
 		if r.drill != DrillNone && r.o.Drill.DropAt > 0 {
 			// The first drop comes at DropAt, on whichever connection is

@@ -36,7 +36,7 @@ type onceFlags struct {
 	labels                                          headerFlags
 	cancelAfter, maxEvent, maxChunks                int
 	timeout                                         time.Duration
-	json, insecure, builtin                         bool
+	json, insecure, builtin, http2                  bool
 
 	drill, staleID, ids, errorEvent, resetEvent string
 	staleHeaders                                headerFlags
@@ -67,6 +67,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.region, "region", "", "region in the record")
 	fs.Var(&f.labels, "label", "extra label in the record, 'name=value' (repeatable; names as in the config's [labels])")
 	fs.BoolVar(&f.json, "json", false, "print the record as one JSON object per line")
+	fs.BoolVar(&f.http2, "http2", false, "offer HTTP/2 over TLS, as browsers do (default: HTTP/1.1, as the OpenAI and Anthropic SDKs)")
 	fs.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify the target's TLS certificate (logged loudly; for test hosts only)")
 	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see the README)")
 	fs.IntVar(&f.dropAfter, "drop-after", probe.DefaultDropAfter, "drill: content chunks a connection reads before the client drops it")
@@ -221,7 +222,7 @@ func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Samp
 		name = u.Host
 	}
 	t = probe.Target{Name: name, URL: f.url, Dialect: f.dialect, Method: f.method, Header: h, Body: body,
-		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent, InsecureSkipVerify: f.insecure, NoResume: f.noResume, MaxChunks: f.maxChunks}
+		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent, InsecureSkipVerify: f.insecure, HTTP2: f.http2, NoResume: f.noResume, MaxChunks: f.maxChunks}
 	return t, s, nil
 }
 
