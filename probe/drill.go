@@ -129,16 +129,20 @@ type seenEvent struct {
 // a resume did wrong. Ids are kept as 64-bit hashes, in a window of the
 // newest checkWindow.
 type resumeCheck struct {
-	opaque  bool
-	seen    map[uint64]seenEvent // by hash of the id
-	window  [checkWindow]uint64  // id hashes by position mod checkWindow
-	ints    [checkWindow]int64   // their integer values (-1: not an integer)
-	gone    int64                // the largest integer id the window let go; -1 none
-	texts   [rewindIDs]string    // id texts by position mod rewindIDs
-	n       int                  // positions so far
-	firstID string               // the first id of the stream
-	first0  seenEvent            // the first event, kept whatever the window evicts
-	firstK  uint64               // its id's hash
+	opaque bool
+	seen   map[uint64]seenEvent // by hash of the id
+	// window holds the id hashes by position mod checkWindow, ints their
+	// integer values (-1: not an integer), texts the id texts by position
+	// mod rewindIDs: each grows as ids come, up to its size (a short
+	// stream pays for its own ids only), then is a ring.
+	window  []uint64
+	ints    []int64
+	texts   []string
+	gone    int64     // the largest integer id the window let go; -1 none
+	n       int       // positions so far
+	firstID string    // the first id of the stream
+	first0  seenEvent // the first event, kept whatever the window evicts
+	firstK  uint64    // its id's hash
 	maxInt  int64
 	hasInt  bool
 	notInt  string // an id that is not an integer, when one came
@@ -274,24 +278,29 @@ func (c *resumeCheck) remember(id string, key, h uint64) {
 	if c.n == 0 {
 		c.firstID, c.firstK, c.first0 = id, key, seenEvent{pos: 0, hash: h}
 	}
-	i := c.n % checkWindow
-	if c.n >= checkWindow {
+	v := int64(-1)
+	if n, err := strconv.ParseInt(id, 10, 64); err == nil && n >= 0 {
+		v = n
+	}
+	if c.n < checkWindow {
+		c.window, c.ints = append(c.window, key), append(c.ints, v)
+	} else {
+		i := c.n % checkWindow
 		old := c.window[i]
 		if s, ok := c.seen[old]; ok && s.pos == c.n-checkWindow {
 			delete(c.seen, old)
 		}
 		c.gone = max(c.gone, c.ints[i])
-	}
-	c.window[i] = key
-	c.ints[i] = -1
-	if n, err := strconv.ParseInt(id, 10, 64); err == nil && n >= 0 {
-		c.ints[i] = n
+		c.window[i], c.ints[i] = key, v
 	}
 	c.seen[key] = seenEvent{pos: c.n, hash: h}
-	if len(id) <= maxRewindID {
-		c.texts[c.n%rewindIDs] = id
+	if len(id) > maxRewindID {
+		id = ""
+	}
+	if c.n < rewindIDs {
+		c.texts = append(c.texts, id)
 	} else {
-		c.texts[c.n%rewindIDs] = ""
+		c.texts[c.n%rewindIDs] = id
 	}
 	c.n++
 }
