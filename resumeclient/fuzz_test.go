@@ -17,14 +17,21 @@ type fuzzEvent struct {
 
 // parseSplit feeds in to a parser in pieces of size step and returns what
 // it dispatched, its last event id, whether an event was pending and the
-// error, if any.
+// error, if any. Like a Stream, it reads every piece into one buffer, which
+// it scribbles over once the parser has used it up: an event that still
+// pointed into it would show.
 func parseSplit(in []byte, step, limit int) ([]fuzzEvent, string, bool, error) {
 	p := Parser{MaxEventSize: limit}
 	var out []fuzzEvent
 	t0 := time.Unix(0, 0)
+	buf := make([]byte, step)
 	for off, i := 0, 0; off < len(in); off, i = off+step, i+1 {
 		at := t0.Add(time.Duration(i) * time.Millisecond)
-		p.Push(in[off:min(off+step, len(in))], at)
+		for k := range buf {
+			buf[k] = '#'
+		}
+		n := copy(buf, in[off:min(off+step, len(in))])
+		p.Push(buf[:n], at)
 		for {
 			ev, err := p.Next()
 			if err != nil {

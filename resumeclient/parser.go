@@ -76,6 +76,12 @@ type Parser struct {
 	retry          time.Duration
 	hasRetry       bool
 
+	// dataRef is the event's only data line so far, read in place in the
+	// pushed bytes (inPlace); it moves to data when a second data line
+	// comes or the pushed bytes are used up.
+	dataRef []byte
+	inPlace bool
+
 	buf  []byte // unread input
 	at   time.Time
 	ev   Event
@@ -170,7 +176,7 @@ func (p *Parser) Next() (*Event, error) {
 			}
 		}
 		p.justDispatched = false
-		i := bytes.IndexAny(p.buf, "\r\n")
+		i := indexEOL(p.buf)
 		if !p.inLine {
 			p.inLine, p.lineAt = true, p.at
 		}
@@ -181,11 +187,19 @@ func (p *Parser) Next() (*Event, error) {
 		if p.held()+len(seg) > limit {
 			return nil, p.fail(limit)
 		}
-		p.line = append(p.line, seg...)
 		p.evBytes += len(seg)
 		if i < 0 {
+			p.line = append(p.line, seg...)
 			p.buf = nil
+			p.keepData()
 			return nil, nil
+		}
+		// A line that lies whole in the pushed bytes is read in place; one
+		// begun in an earlier read is put together in p.line.
+		line, direct := seg, len(p.line) == 0
+		if !direct {
+			p.line = append(p.line, seg...)
+			line = p.line
 		}
 		end := 1
 		if p.buf[i] == '\r' {
@@ -201,29 +215,57 @@ func (p *Parser) Next() (*Event, error) {
 		p.evBytes += end
 		lineAt := p.lineAt
 		p.inLine = false
-		ev := p.processLine(lineAt, end)
+		ev := p.processLine(line, direct, lineAt, end)
 		p.line = p.line[:0]
 		if ev != nil {
 			return ev, nil
 		}
 	}
+	p.keepData()
 	return nil, nil
+}
+
+// indexEOL returns the index of the first CR or LF in b, or -1.
+func indexEOL(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.IndexByte(b, '\r')
+	}
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	return i
+}
+
+// keepData copies a data line read in place into the data buffer: the
+// pushed bytes are used up, and the caller may reuse them.
+func (p *Parser) keepData() {
+	if p.inPlace {
+		p.data = append(append(p.data, p.dataRef...), '\n')
+		p.inPlace, p.dataRef = false, nil
+	}
 }
 
 // held is what the pending event holds in memory: every buffer that grows
 // with the input counts against the limit.
-func (p *Parser) held() int { return len(p.line) + len(p.data) + len(p.evType) + len(p.idBuf) }
+func (p *Parser) held() int {
+	n := len(p.line) + len(p.data) + len(p.evType) + len(p.idBuf)
+	if p.inPlace {
+		n += len(p.dataRef) + 1 // as it will be held, with its LF
+	}
+	return n
+}
 
 func (p *Parser) fail(limit int) error {
 	p.err = fmt.Errorf("%w: one event held more than %d bytes", ErrEventTooLarge, limit)
-	p.buf, p.line, p.data, p.evType = nil, nil, nil, nil
+	p.buf, p.line, p.data, p.evType, p.dataRef, p.inPlace = nil, nil, nil, nil, nil, false
 	return p.err
 }
 
 // processLine interprets one complete line and returns an event to hand to
 // the caller, if the line produced one.
-func (p *Parser) processLine(at time.Time, eol int) *Event {
-	line := p.line
+// direct says that line lies in the pushed bytes rather than in p.line.
+func (p *Parser) processLine(line []byte, direct bool, at time.Time, eol int) *Event {
 	if len(line) == 0 {
 		ev := p.dispatch()
 		p.justDispatched = p.sawCR
@@ -255,8 +297,16 @@ func (p *Parser) processLine(at time.Time, eol int) *Event {
 	case "event":
 		p.evType = append(p.evType[:0], value...)
 	case "data":
-		p.data = append(p.data, value...)
-		p.data = append(p.data, '\n')
+		switch {
+		case !p.hasData && direct:
+			// The event's first data line, in place: an event of one
+			// data line (most are) is handed out without a copy.
+			p.dataRef, p.inPlace = value, true
+		default:
+			p.keepData()
+			p.data = append(p.data, value...)
+			p.data = append(p.data, '\n')
+		}
 		p.hasData = true
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {
@@ -307,7 +357,10 @@ func (p *Parser) dispatch() *Event {
 		return nil
 	}
 	data := p.data
-	if n := len(data); n > 0 && data[n-1] == '\n' {
+	if p.inPlace {
+		data = p.dataRef
+		p.inPlace, p.dataRef = false, nil
+	} else if n := len(data); n > 0 && data[n-1] == '\n' {
 		data = data[:n-1]
 	}
 	p.ev = Event{
