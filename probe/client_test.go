@@ -17,12 +17,15 @@ import (
 func TestConnectionPolicy(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		name      string
-		keepAlive bool
-		conns     int64
+		name             string
+		keepAlive, http2 bool
+		conns            int64
+		version          string
 	}{
-		{"fresh connection per run (default)", false, 2},
-		{"keep_alive", true, 1},
+		{"fresh connection per run (default)", false, false, 2, "1.1"},
+		{"keep_alive", true, false, 1, "1.1"},
+		{"http2", false, true, 2, "2.0"},
+		{"keep_alive and http2", true, true, 1, "2.0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -36,9 +39,10 @@ func TestConnectionPolicy(t *testing.T) {
 					conns.Add(1)
 				}
 			}
+			ts.EnableHTTP2 = true // offered; taken only with http2
 			ts.StartTLS()
 			t.Cleanup(ts.Close)
-			tg := Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", InsecureSkipVerify: true, KeepAlive: tt.keepAlive}
+			tg := Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", InsecureSkipVerify: true, KeepAlive: tt.keepAlive, HTTP2: tt.http2}
 			c := NewClient(tg)
 			t.Cleanup(c.HTTP.CloseIdleConnections)
 			var recs []Record
@@ -50,6 +54,9 @@ func TestConnectionPolicy(t *testing.T) {
 			for i, r := range recs {
 				if r.Outcome != Success {
 					t.Fatalf("run %d: %s %s", i, r.Outcome, r.Error)
+				}
+				if r.HTTPVersion != tt.version {
+					t.Errorf("run %d: http_version %q, want %q", i, r.HTTPVersion, tt.version)
 				}
 			}
 			if n := conns.Load(); n != tt.conns {

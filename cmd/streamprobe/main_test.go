@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -578,5 +580,48 @@ func TestOnceRecordCarriesOrigin(t *testing.T) {
 		if code != exitUsage || !strings.HasPrefix(stderr, "streamprobe once: -label ") {
 			t.Errorf("-label %s: exit %d %q", bad, code, stderr)
 		}
+	}
+}
+
+// HTTP/1.1 unless http2 is asked for: the server offers h2 over TLS, and
+// sees it taken only with once's -http2 or the target key http2.
+func TestHTTP2OnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var protos []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		protos = append(protos, r.Proto)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: a\n\ndata: b\n\ndata: [DONE]\n\n")
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "1.1"},
+		{[]string{"-http2"}, "2.0"},
+	} {
+		args := append([]string{"once", "-url", srv.URL, "-insecure-skip-verify", "-json"}, tt.args...)
+		code, stdout, stderr := runCmd(t, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		if rec := decodeRecords(t, stdout)[0]; rec.HTTPVersion != tt.want {
+			t.Errorf("%v: http_version %q, want %q", args, rec.HTTPVersion, tt.want)
+		}
+	}
+	cfg := writeConfig(t, fmt.Sprintf("[[target]]\nname = \"h2\"\nurl = %q\nsamples = [\"short\"]\ninsecure_skip_verify = true\nhttp2 = true\n", srv.URL))
+	if code, stdout, stderr := runCmd(t, "check", "-config", cfg, "-runs", "1"); code != exitOK {
+		t.Fatalf("check: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "HTTP/1.1 HTTP/2.0 HTTP/2.0"; strings.Join(protos, " ") != want {
+		t.Errorf("the server saw %v, want %s (once, once -http2, check with http2 = true)", protos, want)
 	}
 }
