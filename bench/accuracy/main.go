@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
 type server struct {
@@ -49,11 +48,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Flush()
 		sent = append(sent, time.Now())
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	f.Flush()
+	// Logged before the end marker goes out: a client that has it is done
+	// and its stream is read at once.
 	s.mu.Lock()
 	s.sent[id] = sent
 	s.mu.Unlock()
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	f.Flush()
 }
 
 type dist []float64
@@ -77,10 +78,9 @@ func run(n, events int, interval, spread time.Duration) (tfcErr, gapErr, lag dis
 	hs := &http.Server{Handler: srv}
 	go hs.Serve(ln)
 	defer hs.Close()
-	tr := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}
-	defer tr.CloseIdleConnections()
-	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
 	target := probe.Target{Name: "bench", URL: "http://" + ln.Addr().String() + "/", Dialect: "sse", EndData: "[DONE]"}
+	client := probe.NewClient(target) // as the daemon builds it
+	defer client.HTTP.CloseIdleConnections()
 	results := make([]probe.Result, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -96,11 +96,14 @@ func run(n, events int, interval, spread time.Duration) (tfcErr, gapErr, lag dis
 	}
 	wg.Wait()
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
 	for i, res := range results {
 		sent := srv.sent[strconv.Itoa(i)]
 		got := res.Timeline.Chunks
 		if res.Record.Outcome != probe.Success || len(got) != len(sent) {
 			failed++
+			fmt.Fprintf(os.Stderr, "stream %d: %s %s (%d of %d chunks)\n", i, res.Record.Outcome, res.Record.Error, len(got), len(sent))
 			continue
 		}
 		tfcErr = append(tfcErr, math.Abs(ms(got[0].Sub(sent[0]))))

@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
 // endless streams one event every interval until the client goes away.
@@ -152,8 +151,8 @@ func main() {
 	var m0 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	rssBefore, cpuBefore := procStat(os.Getpid())
-	tr := &http.Transport{MaxIdleConnsPerHost: *streams}
-	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
+	target := probe.Target{Name: "s", URL: "http://" + addr + "/live", Dialect: "openai-chat"}
+	client := probe.NewClient(target) // as the daemon builds it
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 	var wg sync.WaitGroup
 	var events atomic.Int64
@@ -161,7 +160,7 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := probe.Run(ctx, probe.Target{Name: "s", URL: "http://" + addr + "/live", Dialect: "openai-chat"}, probe.Options{Sample: probe.Samples["long"], Client: client})
+			res := probe.Run(ctx, target, probe.Options{Sample: probe.Samples["long"], Client: client})
 			events.Add(int64(res.Record.Chunks))
 		}()
 	}
@@ -178,7 +177,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "footprint: only %d events arrived: the streams were not live\n", live)
 		os.Exit(1)
 	}
-	tr.CloseIdleConnections()
+	client.HTTP.CloseIdleConnections()
 	heap := float64(m1.HeapInuse+m1.StackInuse) - float64(m0.HeapInuse+m0.StackInuse)
 	fmt.Printf("live streams (%d at 20 events/s, openai-chat): heap+stacks %.1f KiB per stream, RSS %.1f KiB per stream, CPU %.3f%% of a core per stream\n",
 		*streams, heap/1024/float64(*streams), float64(rssMid-rssBefore)/float64(*streams),
