@@ -140,7 +140,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The net package reports DNS and connect to the context's trace.
 	d := net.Dialer{Timeout: cmp.Or(t.DialTimeout, 30*time.Second), KeepAlive: 30 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	raw, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctxErr(ctx)
@@ -148,8 +148,11 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	// From here on a done context closes the connection, which ends any
-	// read or write in progress; it costs no goroutine until then.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	// read or write in progress; it costs no goroutine until then. It
+	// closes the TCP connection (conn becomes the TLS one, which the
+	// function must not read while this goroutine sets it).
+	conn := raw
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		conn.Close()
@@ -174,6 +177,11 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		hctx, cancel := context.WithTimeout(ctx, cmp.Or(t.TLSHandshakeTimeout, 10*time.Second))
 		err := tc.HandshakeContext(hctx)
+		if err != nil && hctx.Err() != nil && ctx.Err() == nil {
+			// Our own timeout, not the caller's deadline: net/http's
+			// "TLS handshake timeout", which is not DeadlineExceeded.
+			err = handshakeTimeoutError(cmp.Or(t.TLSHandshakeTimeout, 10*time.Second))
+		}
 		cancel()
 		state := tc.ConnectionState()
 		if trace != nil && trace.TLSHandshakeDone != nil {
@@ -292,3 +300,13 @@ func (b *connBody) Close() error {
 	})
 	return nil
 }
+
+// handshakeTimeoutError is the end of a TLS handshake that outlasted
+// TLSHandshakeTimeout. It is a net.Error that timed out.
+type handshakeTimeoutError time.Duration
+
+func (e handshakeTimeoutError) Error() string {
+	return fmt.Sprintf("TLS handshake timeout (%v)", time.Duration(e))
+}
+func (handshakeTimeoutError) Timeout() bool   { return true }
+func (handshakeTimeoutError) Temporary() bool { return true }

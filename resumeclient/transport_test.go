@@ -362,3 +362,49 @@ func TestStreamReadBufferGrowsOnlyWhenFilled(t *testing.T) {
 		}
 	}
 }
+
+// A TLS handshake that outlasts TLSHandshakeTimeout ends with a timeout of
+// its own, as net/http's does: not with context.DeadlineExceeded, which the
+// probe takes for its own deadline ("timeout: no response headers within
+// 30s" after 10 s). The caller's deadline, when it comes first, stays
+// DeadlineExceeded.
+func TestTransportHandshakeTimeoutIsNotTheCallersDeadline(t *testing.T) {
+	addr := rawServer(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // never answers the ClientHello
+	req, _ := http.NewRequest("GET", "https://"+addr+"/", nil)
+	_, err := (&Transport{TLSHandshakeTimeout: 300 * time.Millisecond}).RoundTrip(req)
+	var ne net.Error
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() ||
+		err.Error() != "TLS handshake timeout (300ms)" {
+		t.Errorf("handshake timeout: %v, want a net.Error that timed out, not DeadlineExceeded", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ = http.NewRequestWithContext(ctx, "GET", "https://"+addr+"/", nil)
+	if _, err := (&Transport{TLSHandshakeTimeout: time.Hour}).RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("caller's deadline during the handshake: %v", err)
+	}
+}
+
+// A context done right as the handshake ends closes the connection from
+// its own goroutine while RoundTrip goes on with the TLS connection: under
+// -race, the two once shared the variable holding the connection.
+func TestTransportCancelAtHandshakeEnd(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	tr := &Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	for range 10 {
+		ctx, cancel := context.WithCancel(context.Background())
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			TLSHandshakeDone: func(tls.ConnectionState, error) { cancel() },
+		})
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+		// The answer may beat the close (net/http then returns it too).
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		} else if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled at the end of the handshake: %v", err)
+		}
+	}
+}
