@@ -116,6 +116,18 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	if u.Host == "" {
 		return nil, errors.New("no host in request URL")
 	}
+	// As net/http refuses them: Request.Write would send an invalid method
+	// as is, drop a header with an invalid name without a word and turn a
+	// CR or LF in a value into a space.
+	if req.Method != "" && !validToken(req.Method) {
+		return nil, fmt.Errorf("invalid method %q", req.Method)
+	}
+	if err := validHeader(req.Header); err != "" {
+		return nil, fmt.Errorf("invalid header %s", err)
+	}
+	if err := validHeader(req.Trailer); err != "" {
+		return nil, fmt.Errorf("invalid trailer %s", err)
+	}
 	proxy := t.Proxy
 	if proxy == nil {
 		proxy = http.ProxyFromEnvironment
@@ -310,3 +322,37 @@ func (e handshakeTimeoutError) Error() string {
 }
 func (handshakeTimeoutError) Timeout() bool   { return true }
 func (handshakeTimeoutError) Temporary() bool { return true }
+
+// validHeader returns what is wrong with h, as net/http's transport
+// checks it: a name that is not a token or a value with a control byte
+// other than tab. Values are never quoted: they may be secret.
+func validHeader(h http.Header) string {
+	for k, vs := range h {
+		if !validToken(k) {
+			return fmt.Sprintf("field name %q", k)
+		}
+		for _, v := range vs {
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+					return fmt.Sprintf("field value for %q", k)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// validToken reports whether s is an RFC 9110 token (a method, a field
+// name).
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -408,3 +408,57 @@ func TestTransportCancelAtHandshakeEnd(t *testing.T) {
 		}
 	}
 }
+
+// Like net/http's transport, Transport refuses a request it would send
+// altered: a header name that is not a token (Request.Write drops it
+// without a word, and the server answers 401), a value with a control byte
+// (a CR or LF became a space), a method that is not a token. The error
+// names the field, never its value. Nothing is dialled.
+func TestTransportRefusesInvalidRequests(t *testing.T) {
+	var mu sync.Mutex
+	dialled := 0
+	addr := rawServer(t, func(c net.Conn) {
+		mu.Lock()
+		dialled++
+		mu.Unlock()
+		readRequest(t, c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	})
+	for _, tt := range []struct {
+		name   string
+		method string
+		header http.Header
+		want   string
+	}{
+		{"name with a space", "GET", http.Header{"X-Api-Key ": {"SECRET-1"}}, `invalid header field name "X-Api-Key "`},
+		{"name with a colon", "GET", http.Header{"Authorization:": {"SECRET-2"}}, `invalid header field name "Authorization:"`},
+		{"value with LF", "GET", http.Header{"Authorization": {"Bearer SECRET-3\n"}}, `invalid header field value for "Authorization"`},
+		{"value with NUL", "GET", http.Header{"X-Api-Key": {"SECRET-4\x00"}}, `invalid header field value for "X-Api-Key"`},
+		{"method", "GET /admin HTTP/1.1\r\nX:", http.Header{}, "invalid method"},
+	} {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/", strings.NewReader("body"))
+		req.Method, req.Header = tt.method, tt.header
+		_, err := (&Transport{}).RoundTrip(req)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "SECRET") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %s", tt.name, err, tt.want)
+		}
+	}
+	// Through Client, the value stays out of the error too.
+	_, err := (&Client{}).Open(context.Background(), Request{URL: "http://" + addr + "/?key=SECRET-Q", Header: http.Header{"Authorization": {"Bearer SECRET-5\r\n"}}})
+	if !errors.Is(err, ErrConnect) || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), `"Authorization"`) {
+		t.Errorf("Open: %v", err)
+	}
+	// Tab is allowed in a value, and a valid request goes out.
+	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+	req.Header.Set("X-A", "a\tb")
+	resp, err := (&Transport{}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if dialled != 1 {
+		t.Errorf("%d connections, want 1 (the valid request's)", dialled)
+	}
+}
