@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -213,16 +214,23 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	// it is sent: only the read side lives as long as the stream.
 	out := req.Clone(ctx)
 	out.Close = true // Connection: close; this connection carries one request
-	bw := bufio.NewWriterSize(conn, 512)
-	if err := out.Write(bw); err != nil {
-		return fail(err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fail(err)
+	cw := &connWriter{w: conn}
+	bw := bufio.NewWriterSize(cw, 512)
+	werr := out.Write(bw)
+	if werr == nil {
+		werr = bw.Flush()
 	}
 	if trace != nil && trace.WroteRequest != nil {
-		trace.WroteRequest(httptrace.WroteRequestInfo{})
+		trace.WroteRequest(httptrace.WroteRequestInfo{Err: werr})
 	}
+	if werr != nil && (cw.err == nil || ctx.Err() != nil) {
+		// The body could not be read, or the context is done.
+		return fail(werr)
+	}
+	// A connection that broke while the request was written may still hold
+	// the server's answer, sent before it closed without reading the whole
+	// body (a 413, a 401): as with net/http, that answer is the result, and
+	// the write error only when there is none.
 
 	maxHeader := cmp.Or(t.MaxResponseHeaderBytes, 1<<20)
 	lim := &headerLimit{r: conn, n: maxHeader}
@@ -235,6 +243,9 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		resp, err = http.ReadResponse(br, req)
+		if err != nil && werr != nil {
+			return fail(werr)
+		}
 		if err != nil {
 			if errors.Is(err, errHeaderTooLarge) {
 				err = fmt.Errorf("server response header exceeded %d bytes", maxHeader)
@@ -287,30 +298,46 @@ func (h *headerLimit) Read(p []byte) (int, error) {
 
 // connBody is a response body that owns its connection.
 type connBody struct {
-	body io.ReadCloser
-	conn net.Conn
-	stop func() bool
-	ctx  context.Context
-	once sync.Once
+	body   io.ReadCloser
+	conn   net.Conn
+	stop   func() bool
+	ctx    context.Context
+	once   sync.Once
+	err    error // the first read error, returned again as net/http does
+	closed atomic.Bool
 }
 
 func (b *connBody) Read(p []byte) (int, error) {
+	if b.closed.Load() {
+		// Bytes already buffered are not handed out after Close.
+		return 0, http.ErrBodyReadAfterClose
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
 	n, err := b.body.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && b.ctx.Err() != nil {
 		err = ctxErr(b.ctx)
 	}
 	if err != nil {
-		b.Close()
+		b.err = err
+		b.release()
 	}
 	return n, err
 }
 
 func (b *connBody) Close() error {
+	b.closed.Store(true)
+	b.release()
+	return nil
+}
+
+// release closes the connection; the body's end does it without Close.
+func (b *connBody) release() {
 	b.once.Do(func() {
 		b.stop()
 		b.conn.Close()
 	})
-	return nil
 }
 
 // handshakeTimeoutError is the end of a TLS handshake that outlasted
@@ -322,6 +349,21 @@ func (e handshakeTimeoutError) Error() string {
 }
 func (handshakeTimeoutError) Timeout() bool   { return true }
 func (handshakeTimeoutError) Temporary() bool { return true }
+
+// connWriter keeps the error of a write to the connection, to tell it
+// from an error reading the request body.
+type connWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *connWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
 
 // validHeader returns what is wrong with h, as net/http's transport
 // checks it: a name that is not a token or a value with a control byte

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -409,6 +410,47 @@ func TestTransportCancelAtHandshakeEnd(t *testing.T) {
 	}
 }
 
+// A server that answers (413, 401) and closes before it has read the whole
+// body breaks the write of the request; its answer is still the result,
+// as with net/http, not "connection reset by peer".
+func TestTransportAnswerBeforeTheWholeBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "prompt too large", http.StatusRequestEntityTooLarge)
+	}))
+	defer srv.Close()
+	// A raw server that closes at once, leaving the body unread (a reset).
+	raw := rawServer(t, func(c net.Conn) {
+		c.Read(make([]byte, 4096))
+		io.WriteString(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 9\r\nConnection: close\r\n\r\nbad key!\n")
+	})
+	// More than loopback's socket buffers hold: the write cannot finish.
+	body := strings.Repeat("x", 32<<20)
+	for _, u := range []string{srv.URL, "http://" + raw} {
+		req, _ := http.NewRequest("POST", u, strings.NewReader(body))
+		resp, err := (&Transport{}).RoundTrip(req)
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+			continue
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 4 || err != nil || !strings.Contains(string(b), "!") && !strings.Contains(string(b), "large") {
+			t.Errorf("%s: %d %q %v", u, resp.StatusCode, b, err)
+		}
+	}
+	// Through Client, the answer becomes a StatusError with its text.
+	_, err := (&Client{}).Open(context.Background(), Request{Method: "POST", URL: srv.URL, Body: []byte(body)})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusRequestEntityTooLarge || !strings.Contains(se.Snippet, "prompt too large") {
+		t.Errorf("Open: %v", err)
+	}
+	// A body that cannot be read is the error, whatever the server does.
+	req, _ := http.NewRequest("POST", srv.URL, io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(errors.New("prompt file gone"))))
+	if _, err := (&Transport{}).RoundTrip(req); err == nil || !strings.Contains(err.Error(), "prompt file gone") {
+		t.Errorf("unreadable body: %v", err)
+	}
+}
+
 // Like net/http's transport, Transport refuses a request it would send
 // altered: a header name that is not a token (Request.Write drops it
 // without a word, and the server answers 401), a value with a control byte
@@ -461,4 +503,41 @@ func TestTransportRefusesInvalidRequests(t *testing.T) {
 	if dialled != 1 {
 		t.Errorf("%d connections, want 1 (the valid request's)", dialled)
 	}
+}
+
+// Bytes already buffered are not handed out after Close, as with net/http.
+func TestTransportReadAfterClose(t *testing.T) {
+	addr := rawServer(t, func(c net.Conn) {
+		readRequest(t, c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789")
+	})
+	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+	resp, err := (&Transport{}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 2)
+	if _, err := io.ReadFull(resp.Body, b); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n, err := resp.Body.Read(b); n != 0 || !errors.Is(err, http.ErrBodyReadAfterClose) {
+		t.Errorf("read after Close: %d bytes, %v", n, err)
+	}
+
+	// A body read to its end keeps saying io.EOF (a reader such as gzip's
+	// may ask again), until it is closed.
+	req, _ = http.NewRequest("GET", "http://"+addr+"/", nil)
+	if resp, err = (&Transport{}).RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(resp.Body); string(b) != "0123456789" || err != nil {
+		t.Fatalf("%q %v", b, err)
+	}
+	for range 2 {
+		if n, err := resp.Body.Read(b); n != 0 || err != io.EOF {
+			t.Errorf("read after the end: %d bytes, %v, want io.EOF", n, err)
+		}
+	}
+	resp.Body.Close()
 }
