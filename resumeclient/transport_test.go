@@ -13,6 +13,8 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -540,4 +542,326 @@ func TestTransportReadAfterClose(t *testing.T) {
 		}
 	}
 	resp.Body.Close()
+}
+
+// watchServer runs script on each connection, then waits for the client to
+// close it and sends what the script returned on the channel.
+func watchServer(t *testing.T, script func(c net.Conn, br *bufio.Reader) string) (string, <-chan string) {
+	closed := make(chan string, 100)
+	addr := rawServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		name := script(c, br)
+		c.SetReadDeadline(time.Now().Add(time.Minute))
+		io.Copy(io.Discard, br)
+		closed <- name
+	})
+	return addr, closed
+}
+
+// Every way a request can end closes its connection: the server sees the
+// client go on each of them (and goleak, in TestMain, that no goroutine
+// stays).
+func TestTransportClosesTheConnectionOnEveryPath(t *testing.T) {
+	addr, closed := watchServer(t, func(c net.Conn, br *bufio.Reader) string {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return "unreadable request"
+		}
+		p := req.URL.Path
+		switch p {
+		case "/malformed":
+			io.WriteString(c, "NOT HTTP\r\n\r\n")
+		case "/1xx-then-malformed":
+			io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\nNOT HTTP\r\n\r\n")
+		case "/unread", "/cancel-body":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+		case "/eof":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+		case "/redirect":
+			io.WriteString(c, "HTTP/1.1 302 Found\r\nLocation: /eof\r\nContent-Length: 3\r\n\r\nbye")
+		case "/short":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhel")
+			c.(*net.TCPConn).CloseWrite()
+		}
+		return p
+	})
+	get := func(ctx context.Context, path string, body io.Reader) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+path, body)
+		return (&Transport{}).RoundTrip(req)
+	}
+	for _, p := range []string{"/malformed", "/1xx-then-malformed"} {
+		if _, err := get(context.Background(), p, nil); err == nil {
+			t.Errorf("%s: no error", p)
+		}
+	}
+	if resp, err := get(context.Background(), "/unread", nil); err == nil {
+		resp.Body.Close() // never read
+	}
+	if resp, err := get(context.Background(), "/eof", nil); err == nil {
+		io.ReadAll(resp.Body) // read to the end, never closed
+	}
+	if resp, err := get(context.Background(), "/short", nil); err == nil {
+		if _, err := io.ReadAll(resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("body shorter than its Content-Length: %v, want unexpected EOF", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if resp, err := get(ctx, "/cancel-body", nil); err == nil {
+		b := make([]byte, 5)
+		io.ReadFull(resp.Body, b)
+		cancel()
+		if _, err := io.ReadAll(resp.Body); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled while reading: %v", err)
+		}
+	}
+	// A body that fails to read midway: the request is never finished.
+	if _, err := get(context.Background(), "/write-fail", io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(errors.New("gone")))); err == nil {
+		t.Error("failing request body: no error")
+	}
+	// net/http's client reads a redirect's body and closes it.
+	resp, err := (&http.Client{Transport: &Transport{}}).Get("http://" + addr + "/redirect")
+	if err == nil {
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+
+	// TLS: a server that is not one, and one that never answers.
+	tlsAddr, tlsClosed := watchServer(t, func(c net.Conn, br *bufio.Reader) string {
+		br.ReadByte()
+		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n")
+		return "tls garbage"
+	})
+	req, _ := http.NewRequest("GET", "https://"+tlsAddr+"/", nil)
+	if _, err := (&Transport{}).RoundTrip(req); err == nil {
+		t.Error("not a TLS server: no error")
+	}
+	silentAddr, silentClosed := watchServer(t, func(c net.Conn, br *bufio.Reader) string { return "tls silent" })
+	req, _ = http.NewRequest("GET", "https://"+silentAddr+"/", nil)
+	if _, err := (&Transport{TLSHandshakeTimeout: 200 * time.Millisecond}).RoundTrip(req); err == nil {
+		t.Error("silent TLS server: no error")
+	}
+
+	// Each connection, seen closed by the server once.
+	want := []string{"/1xx-then-malformed", "/cancel-body", "/eof", "/eof", "/malformed", "/redirect", "/short", "/unread", "/write-fail", "tls garbage", "tls silent"}
+	var got []string
+	timeout := time.After(30 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case p := <-closed:
+			got = append(got, p)
+		case p := <-tlsClosed:
+			got = append(got, p)
+		case p := <-silentClosed:
+			got = append(got, p)
+		case <-timeout:
+			t.Fatalf("connections seen closed: %v, want %v", got, want)
+		}
+	}
+	sort.Strings(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("connections seen closed: %v, want %v", got, want)
+	}
+}
+
+// Responses read as net/http's transport reads them: both transports see
+// the same status, body, trailer and error for each, including bodies that
+// must not be waited for (HEAD, 204, 304) on a connection the server keeps
+// open.
+func TestTransportReadsResponsesAsNetHTTP(t *testing.T) {
+	tests := []struct{ name, method, wire string }{
+		{"HEAD with a length", "HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"},
+		{"204", "GET", "HTTP/1.1 204 No Content\r\n\r\n"},
+		{"304", "GET", "HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\n"},
+		{"HTTP/1.0 close-delimited", "GET", "HTTP/1.0 200 OK\r\n\r\nold server"},
+		{"trailer", "GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Usage\r\n\r\n3\r\nabc\r\n0\r\nX-Usage: 42\r\n\r\n"},
+		{"Transfer-Encoding identity", "GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\nabc"},
+		{"two lengths", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"},
+		{"100 Continue first", "POST", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+	}
+	result := func(rt http.RoundTripper, addr, method string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, method, "http://"+addr+"/", nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			return "error"
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return fmt.Sprintf("%d %q then an error", resp.StatusCode, b)
+		}
+		return fmt.Sprintf("%d %q trailer %v", resp.StatusCode, b, resp.Trailer)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := rawServer(t, func(c net.Conn) {
+				br := bufio.NewReader(c)
+				if _, err := http.ReadRequest(br); err != nil {
+					return
+				}
+				io.WriteString(c, tt.wire)
+				if !strings.HasPrefix(tt.wire, "HTTP/1.0") && !strings.Contains(tt.wire, "identity") {
+					io.Copy(io.Discard, br) // open until the client goes
+				}
+			})
+			nh := &http.Transport{DisableKeepAlives: true}
+			defer nh.CloseIdleConnections()
+			want := result(nh, addr, tt.method)
+			if got := result(&Transport{}, addr, tt.method); got != want {
+				t.Errorf("got %s, net/http %s", got, want)
+			}
+		})
+	}
+}
+
+// Requests go out as net/http's client sends them through net/http's
+// transport: req.Host, an IPv6 literal host, user info turned into Basic
+// auth by http.Client (and kept off the request line), a body sent again
+// on a 307 or 308 (GetBody), Expect: 100-continue.
+func TestTransportSendsRequestsAsNetHTTP(t *testing.T) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/307" || r.URL.Path == "/308" {
+			code := map[string]int{"/307": 307, "/308": 308}[r.URL.Path]
+			http.Redirect(w, r, "/echo", code)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s host=%s auth=%q body=%q", r.Method, r.RequestURI, r.Host, r.Header.Get("Authorization"), b)
+	})
+	srv := httptest.NewServer(handler)
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	var servers = []string{addr}
+	if ln, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		srv6 := httptest.NewUnstartedServer(handler)
+		srv6.Listener.Close()
+		srv6.Listener = ln
+		srv6.Start()
+		defer srv6.Close()
+		servers = append(servers, ln.Addr().String())
+	} else {
+		t.Logf("no IPv6 loopback (%v): the [::1] case is not run", err)
+	}
+	for _, a := range servers {
+		for _, tt := range []struct {
+			name   string
+			req    func() *http.Request
+			follow bool
+		}{
+			{"Host", func() *http.Request {
+				r, _ := http.NewRequest("GET", "http://"+a+"/echo?q=1", nil)
+				r.Host = "api.example.com"
+				return r
+			}, false},
+			{"user info", func() *http.Request {
+				r, _ := http.NewRequest("GET", "http://user:pa55@"+a+"/echo", nil)
+				return r
+			}, true},
+			{"307 with a body", func() *http.Request {
+				r, _ := http.NewRequest("POST", "http://"+a+"/307", strings.NewReader(`{"prompt":"hi"}`))
+				return r
+			}, true},
+			{"308 with a body", func() *http.Request {
+				r, _ := http.NewRequest("POST", "http://"+a+"/308", strings.NewReader(`{"prompt":"hi"}`))
+				return r
+			}, true},
+			{"Expect 100-continue", func() *http.Request {
+				r, _ := http.NewRequest("POST", "http://"+a+"/echo", strings.NewReader("body"))
+				r.Header.Set("Expect", "100-continue")
+				return r
+			}, false},
+		} {
+			do := func(rt http.RoundTripper) string {
+				var resp *http.Response
+				var err error
+				if tt.follow {
+					resp, err = (&http.Client{Transport: rt}).Do(tt.req())
+				} else {
+					resp, err = rt.RoundTrip(tt.req())
+				}
+				if err != nil {
+					return "error " + err.Error()
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return fmt.Sprintf("%d %s", resp.StatusCode, b)
+			}
+			nh := &http.Transport{}
+			want := do(nh)
+			nh.CloseIdleConnections()
+			got := do(&Transport{})
+			if got != want || !strings.HasPrefix(got, "200 ") {
+				t.Errorf("%s %s: got %s, net/http %s", a, tt.name, got, want)
+			}
+			if strings.Contains(got, "pa55") {
+				t.Errorf("%s: user info on the request line: %s", tt.name, got)
+			}
+		}
+	}
+}
+
+// A URL without a port dials the scheme's default one.
+func TestTransportDefaultPorts(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"http://127.0.0.1/", "127.0.0.1:80"},
+		{"https://127.0.0.1/", "127.0.0.1:443"},
+		{"https://[::1]/", "[::1]:443"},
+		{"HTTP://[::1]:8080/", "[::1]:8080"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var got string
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(hp string) { got = hp; cancel() }})
+		req, _ := http.NewRequestWithContext(ctx, "GET", tt.url, nil)
+		if _, err := (&Transport{Proxy: func(*http.Request) (*url.URL, error) { return nil, nil }}).RoundTrip(req); !errors.Is(err, context.Canceled) || got != tt.want {
+			t.Errorf("%s: dialled %q (%v), want %s", tt.url, got, err, tt.want)
+		}
+		cancel()
+	}
+}
+
+// SNI and verification as net/http does them: the host name is sent and
+// verified, an IP literal is verified against the certificate's IPs and
+// not sent, TLSClientConfig's ServerName and InsecureSkipVerify are used.
+func TestTransportTLSServerName(t *testing.T) {
+	var mu sync.Mutex
+	var sni []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.TLS = &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		mu.Lock()
+		sni = append(sni, h.ServerName)
+		mu.Unlock()
+		return nil, nil
+	}}
+	srv.StartTLS()
+	defer srv.Close()
+	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	for _, tt := range []struct {
+		name, host string
+		cfg        *tls.Config
+		ok         bool
+		sni        string
+	}{
+		{"IP literal", "127.0.0.1", &tls.Config{RootCAs: pool}, true, ""},
+		{"name not in the certificate", "localhost", &tls.Config{RootCAs: pool}, false, "localhost"},
+		{"ServerName set", "localhost", &tls.Config{RootCAs: pool, ServerName: "example.com"}, true, "example.com"},
+		{"InsecureSkipVerify", "localhost", &tls.Config{InsecureSkipVerify: true}, true, "localhost"},
+	} {
+		mu.Lock()
+		sni = nil
+		mu.Unlock()
+		req, _ := http.NewRequest("GET", fmt.Sprintf("https://%s:%d/", tt.host, port), nil)
+		resp, err := (&Transport{TLSClientConfig: tt.cfg}).RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		mu.Lock()
+		got := sni
+		mu.Unlock()
+		if (err == nil) != tt.ok || len(got) != 1 || got[0] != tt.sni {
+			t.Errorf("%s: error %v, SNI %q; want ok %v, SNI %q", tt.name, err, got, tt.ok, tt.sni)
+		}
+	}
 }
