@@ -865,3 +865,60 @@ func TestTransportTLSServerName(t *testing.T) {
 		}
 	}
 }
+
+// Every error of the transport, as Client.Open reports it, is one line
+// without the URL's user info or query or a header's value.
+func TestTransportErrorsThroughOpenKeepSecretsOut(t *testing.T) {
+	addr, _ := watchServer(t, func(c net.Conn, br *bufio.Reader) string {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return ""
+		}
+		switch req.URL.Path {
+		case "/malformed":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nBad Header SECRET-Q\r\n\r\n")
+		case "/huge":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-A: "+strings.Repeat("a", 2<<20))
+		case "/cut":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 100\r\n\r\ndata: x\n")
+			c.(*net.TCPConn).CloseWrite()
+		}
+		return ""
+	})
+	silent := rawServer(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer tlsSrv.Close()
+	secretURL := func(base, path string) string {
+		return strings.Replace(base, "://", "://user:SECRET-P@", 1) + path + "?key=SECRET-Q"
+	}
+	c := &Client{HTTP: &http.Client{Transport: &Transport{TLSHandshakeTimeout: 200 * time.Millisecond}}}
+	for _, tt := range []struct {
+		name, url string
+		header    http.Header
+		want      string
+	}{
+		{"refused", secretURL("http://127.0.0.1:1", "/"), nil, "connection refused"},
+		{"malformed header", secretURL("http://"+addr, "/malformed"), nil, "malformed MIME header"},
+		{"header too large", secretURL("http://"+addr, "/huge"), nil, "header exceeded"},
+		{"invalid header value", secretURL("http://"+addr, "/"), http.Header{"X-Api-Key": {"SECRET-H\n"}}, `field value for "X-Api-Key"`},
+		{"unknown authority", secretURL(tlsSrv.URL, "/"), nil, "certificate"},
+		{"handshake timeout", secretURL("https://"+silent, "/"), nil, "TLS handshake timeout"},
+	} {
+		_, err := c.Open(context.Background(), Request{URL: tt.url, Header: tt.header})
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "SECRET-P") ||
+			strings.Contains(err.Error(), "key=SECRET-Q") || strings.Contains(err.Error(), "SECRET-H") || strings.ContainsAny(err.Error(), "\r\n") {
+			t.Errorf("%s: %v, want one line with %q and no secret", tt.name, err, tt.want)
+		}
+	}
+	// A body cut short of its Content-Length is a reset, not a clean end.
+	st, err := c.Open(context.Background(), Request{URL: secretURL("http://"+addr, "/cut")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = st.Next()
+	}
+	if !errors.Is(err, ErrReset) || !errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("cut body: %v, want ErrReset with unexpected EOF", err)
+	}
+}
