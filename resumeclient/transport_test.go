@@ -922,3 +922,63 @@ func TestTransportErrorsThroughOpenKeepSecretsOut(t *testing.T) {
 		t.Errorf("cut body: %v, want ErrReset with unexpected EOF", err)
 	}
 }
+
+// Close from another goroutine ends a Read blocked on the connection, and
+// a cancel racing the body's end leaves either a clean end or the
+// context's error (run with -race).
+func TestTransportCloseAndCancelRaceTheReader(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	addr := rawServer(t, func(c net.Conn) {
+		req, _ := readRequest(t, c)
+		if req == nil {
+			return
+		}
+		if req.URL.Path == "/end" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+		<-hold
+	})
+	req, _ := http.NewRequest("GET", "http://"+addr+"/hold", nil)
+	resp, err := (&Transport{}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		_, err := io.ReadAll(resp.Body)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // most often, the reader is blocked by now
+	resp.Body.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a read ended by Close: no error")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not end the blocked Read")
+	}
+
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/end", nil)
+		resp, err := (&Transport{}).RoundTrip(req)
+		if err != nil {
+			cancel()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+			continue
+		}
+		go cancel()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil && !errors.Is(err, context.Canceled) || err == nil && string(b) != "hello" {
+			t.Errorf("cancel racing the end: %q %v", b, err)
+		}
+		resp.Body.Close()
+		cancel()
+	}
+}
