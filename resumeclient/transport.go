@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -116,6 +117,18 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	if u.Host == "" {
 		return nil, errors.New("no host in request URL")
 	}
+	// As net/http refuses them: Request.Write would send an invalid method
+	// as is, drop a header with an invalid name without a word and turn a
+	// CR or LF in a value into a space.
+	if req.Method != "" && !validToken(req.Method) {
+		return nil, fmt.Errorf("invalid method %q", req.Method)
+	}
+	if err := validHeader(req.Header); err != "" {
+		return nil, fmt.Errorf("invalid header %s", err)
+	}
+	if err := validHeader(req.Trailer); err != "" {
+		return nil, fmt.Errorf("invalid trailer %s", err)
+	}
 	proxy := t.Proxy
 	if proxy == nil {
 		proxy = http.ProxyFromEnvironment
@@ -140,7 +153,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The net package reports DNS and connect to the context's trace.
 	d := net.Dialer{Timeout: cmp.Or(t.DialTimeout, 30*time.Second), KeepAlive: 30 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	raw, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctxErr(ctx)
@@ -148,8 +161,11 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	// From here on a done context closes the connection, which ends any
-	// read or write in progress; it costs no goroutine until then.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	// read or write in progress; it costs no goroutine until then. It
+	// closes the TCP connection (conn becomes the TLS one, which the
+	// function must not read while this goroutine sets it).
+	conn := raw
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		conn.Close()
@@ -174,6 +190,11 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		hctx, cancel := context.WithTimeout(ctx, cmp.Or(t.TLSHandshakeTimeout, 10*time.Second))
 		err := tc.HandshakeContext(hctx)
+		if err != nil && hctx.Err() != nil && ctx.Err() == nil {
+			// Our own timeout, not the caller's deadline: net/http's
+			// "TLS handshake timeout", which is not DeadlineExceeded.
+			err = handshakeTimeoutError(cmp.Or(t.TLSHandshakeTimeout, 10*time.Second))
+		}
 		cancel()
 		state := tc.ConnectionState()
 		if trace != nil && trace.TLSHandshakeDone != nil {
@@ -193,16 +214,23 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	// it is sent: only the read side lives as long as the stream.
 	out := req.Clone(ctx)
 	out.Close = true // Connection: close; this connection carries one request
-	bw := bufio.NewWriterSize(conn, 512)
-	if err := out.Write(bw); err != nil {
-		return fail(err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fail(err)
+	cw := &connWriter{w: conn}
+	bw := bufio.NewWriterSize(cw, 512)
+	werr := out.Write(bw)
+	if werr == nil {
+		werr = bw.Flush()
 	}
 	if trace != nil && trace.WroteRequest != nil {
-		trace.WroteRequest(httptrace.WroteRequestInfo{})
+		trace.WroteRequest(httptrace.WroteRequestInfo{Err: werr})
 	}
+	if werr != nil && (cw.err == nil || ctx.Err() != nil) {
+		// The body could not be read, or the context is done.
+		return fail(werr)
+	}
+	// A connection that broke while the request was written may still hold
+	// the server's answer, sent before it closed without reading the whole
+	// body (a 413, a 401): as with net/http, that answer is the result, and
+	// the write error only when there is none.
 
 	maxHeader := cmp.Or(t.MaxResponseHeaderBytes, 1<<20)
 	lim := &headerLimit{r: conn, n: maxHeader}
@@ -215,6 +243,9 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		resp, err = http.ReadResponse(br, req)
+		if err != nil && werr != nil {
+			return fail(werr)
+		}
 		if err != nil {
 			if errors.Is(err, errHeaderTooLarge) {
 				err = fmt.Errorf("server response header exceeded %d bytes", maxHeader)
@@ -267,28 +298,103 @@ func (h *headerLimit) Read(p []byte) (int, error) {
 
 // connBody is a response body that owns its connection.
 type connBody struct {
-	body io.ReadCloser
-	conn net.Conn
-	stop func() bool
-	ctx  context.Context
-	once sync.Once
+	body   io.ReadCloser
+	conn   net.Conn
+	stop   func() bool
+	ctx    context.Context
+	once   sync.Once
+	err    error // the first read error, returned again as net/http does
+	closed atomic.Bool
 }
 
 func (b *connBody) Read(p []byte) (int, error) {
+	if b.closed.Load() {
+		// Bytes already buffered are not handed out after Close.
+		return 0, http.ErrBodyReadAfterClose
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
 	n, err := b.body.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && b.ctx.Err() != nil {
 		err = ctxErr(b.ctx)
 	}
 	if err != nil {
-		b.Close()
+		b.err = err
+		b.release()
 	}
 	return n, err
 }
 
 func (b *connBody) Close() error {
+	b.closed.Store(true)
+	b.release()
+	return nil
+}
+
+// release closes the connection; the body's end does it without Close.
+func (b *connBody) release() {
 	b.once.Do(func() {
 		b.stop()
 		b.conn.Close()
 	})
-	return nil
+}
+
+// handshakeTimeoutError is the end of a TLS handshake that outlasted
+// TLSHandshakeTimeout. It is a net.Error that timed out.
+type handshakeTimeoutError time.Duration
+
+func (e handshakeTimeoutError) Error() string {
+	return fmt.Sprintf("TLS handshake timeout (%v)", time.Duration(e))
+}
+func (handshakeTimeoutError) Timeout() bool   { return true }
+func (handshakeTimeoutError) Temporary() bool { return true }
+
+// connWriter keeps the error of a write to the connection, to tell it
+// from an error reading the request body.
+type connWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *connWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// validHeader returns what is wrong with h, as net/http's transport
+// checks it: a name that is not a token or a value with a control byte
+// other than tab. Values are never quoted: they may be secret.
+func validHeader(h http.Header) string {
+	for k, vs := range h {
+		if !validToken(k) {
+			return fmt.Sprintf("field name %q", k)
+		}
+		for _, v := range vs {
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+					return fmt.Sprintf("field value for %q", k)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// validToken reports whether s is an RFC 9110 token (a method, a field
+// name).
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
