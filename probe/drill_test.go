@@ -12,6 +12,18 @@ import (
 // drillSchedule is the demo's drill stream: ids 1..12, then [DONE] (13).
 func drillSchedule() []ssetest.Step { return DemoDrillSchedule() }
 
+// gapAfter is drillSchedule with every event after the nth one gap later.
+func gapAfter(n int, gap time.Duration) []ssetest.Step {
+	at := make([]time.Duration, 12)
+	for i := range at {
+		at[i] = time.Duration(100+40*i) * time.Millisecond
+		if i >= n {
+			at[i] += gap
+		}
+	}
+	return ssetest.Events(at, 600*time.Millisecond+gap)
+}
+
 func runDrill(t *testing.T, srv *ssetest.Server, d Drill) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -24,6 +36,7 @@ func TestDrillVerdicts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
+		schedule   []ssetest.Step // nil: drillSchedule()
 		setup      func(*ssetest.Server)
 		drill      Drill
 		verdict    Verdict
@@ -49,7 +62,11 @@ func TestDrillVerdicts(t *testing.T) {
 		{name: "drop, mismatch", setup: func(s *ssetest.Server) { s.Bug = ssetest.Mismatch }, drill: Drill{Name: DrillDrop},
 			verdict: VerdictMismatch, replayed: 1, chunks: 13, sent: "3",
 			detail: "id 3 arrived again with different data"},
-		{name: "drop at a time, mid-stream", drill: Drill{Name: DrillDrop, DropAt: 230 * time.Millisecond}, verdict: VerdictPass, chunks: 12, sent: "4"},
+		// Event 4 comes at 220 ms, event 5 a second later: the drop at
+		// 720 ms has half a second of margin on either side, whatever the
+		// load on the machine (at 230 ms between events 40 ms apart, a busy
+		// CI machine once delivered event 4 after the drop).
+		{name: "drop at a time, mid-stream", schedule: gapAfter(4, time.Second), drill: Drill{Name: DrillDrop, DropAt: 720 * time.Millisecond}, verdict: VerdictPass, chunks: 12, sent: "4"},
 		{name: "duplicate, correct server", drill: Drill{Name: DrillDuplicate}, verdict: VerdictPass,
 			// 1-3, drop; from 3: 4-6, drop; from 3 again: 4-6 again, drop;
 			// three back from 6 is 3, already sent twice, so from 2: 3-6
@@ -79,7 +96,11 @@ func TestDrillVerdicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := ssetest.NewUnstarted(drillSchedule())
+			sched := tt.schedule
+			if sched == nil {
+				sched = drillSchedule()
+			}
+			srv := ssetest.NewUnstarted(sched)
 			if tt.setup != nil {
 				tt.setup(srv)
 			}
