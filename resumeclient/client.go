@@ -139,6 +139,7 @@ type Stream struct {
 	truncate  bool
 	conn      int
 	gz        *gzipBody // the compressed body, when it is one
+	secrets   []string  // the request's, for the errors of a broken body
 }
 
 // Open starts the request and waits for the response headers. A response
@@ -160,6 +161,10 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	if method == "" {
 		method = http.MethodGet
 	}
+	if err := checkRequest(r); err != nil {
+		return nil, info, err
+	}
+	secrets := requestSecrets(r)
 	var body io.Reader
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
@@ -169,7 +174,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace.hooks()), method, r.URL, body)
 	if err != nil {
 		cancel()
-		return nil, info, fmt.Errorf("%w: building request: %w", ErrConnect, unwrapURLError(err))
+		return nil, info, gated(fmt.Errorf("%w: building request: %w", ErrInvalidRequest, unwrapURLError(err)), secrets)
 	}
 	for k, vs := range r.Header {
 		for _, v := range vs {
@@ -201,15 +206,16 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		c2.CheckRedirect = sameHostRedirect
 		hc = &c2
 	}
+	secrets = append(secrets, proxySecrets(hc.Transport, req)...)
 	info.Start = c.now()
 	resp, err := hc.Do(req)
 	if err != nil {
 		cancel()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, info, fmt.Errorf("resumeclient: %s %s: %w", method, redactURL(r.URL), unwrapURLError(err))
+			return nil, info, gated(fmt.Errorf("resumeclient: %s %s: %w", method, redactURL(r.URL), unwrapURLError(err)), secrets)
 		}
 		info.Setup = trace.times()
-		return nil, info, fmt.Errorf("%w: %s %s: %w", ErrConnect, method, redactURL(r.URL), unwrapURLError(err))
+		return nil, info, gated(fmt.Errorf("%w: %s %s: %w", ErrConnect, method, redactURL(r.URL), unwrapURLError(err)), secrets)
 	}
 	info.HeadersAt = c.now()
 	info.Status, info.Header, info.Proto = resp.StatusCode, resp.Header, resp.Proto
@@ -227,12 +233,13 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 			body = newGzipBody(resp.Body)
 		}
-		snippet := errorSnippet(body, Secrets(r.Header, URLSecrets(r.URL)...))
+		snippet := errorSnippet(body, secrets)
 		resp.Body.Close()
 		cancel()
-		return nil, info, &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind}
+		return nil, info, &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind,
+			contentType: Scrub(resp.Header.Get("Content-Type"), secrets, maxShownHeader)}
 	}
-	s := &Stream{c: c, cancel: cancel, body: resp.Body, Start: info.Start, HeadersAt: info.HeadersAt, Status: resp.StatusCode, Header: resp.Header}
+	s := &Stream{c: c, cancel: cancel, body: resp.Body, Start: info.Start, HeadersAt: info.HeadersAt, Status: resp.StatusCode, Header: resp.Header, secrets: secrets}
 	if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		s.gz = newGzipBody(resp.Body)
 		s.body = s.gz
@@ -368,7 +375,9 @@ func (s *Stream) classify(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrReset, err)
+	// The chunked reader and the trailer parser may quote the server's
+	// bytes.
+	return gated(fmt.Errorf("%w: %w", ErrReset, err), s.secrets)
 }
 
 func (s *Stream) finish(err error) error {
@@ -414,6 +423,95 @@ func (s *Stream) Close() error {
 		}
 	})
 	return nil
+}
+
+// requestSecrets lists the secrets of a request for Scrub: its header
+// values, its URL's query values and user info, and the credentials of
+// the environment's proxies.
+func requestSecrets(r Request) []string {
+	return Secrets(r.Header, append(URLSecrets(r.URL), ProxySecrets()...)...)
+}
+
+// proxySecrets lists the credentials of the proxy rt sends req through,
+// if it is one of the transports whose proxy is known.
+func proxySecrets(rt http.RoundTripper, req *http.Request) []string {
+	var proxy func(*http.Request) (*url.URL, error)
+	switch t := rt.(type) {
+	case nil:
+		proxy = http.ProxyFromEnvironment
+	case *Transport:
+		proxy = t.Proxy
+		if proxy == nil {
+			proxy = http.ProxyFromEnvironment
+		}
+	case *http.Transport:
+		proxy = t.Proxy
+	}
+	if proxy == nil {
+		return nil
+	}
+	u, err := proxy(req)
+	if err != nil || u == nil {
+		return nil
+	}
+	return userSecrets(u.User)
+}
+
+// MaxErrorText bounds the message of every error the package returns
+// that may quote the network: net/http's, the TLS stack's, a malformed
+// header line's.
+const MaxErrorText = 512
+
+// maxShownHeader bounds a response header value an error quotes.
+const maxShownHeader = 128
+
+// gatedError is an error whose message went through Scrub; errors.Is and
+// errors.As still reach everything it wraps.
+type gatedError struct {
+	msg string
+	err error
+}
+
+func (e *gatedError) Error() string { return e.msg }
+func (e *gatedError) Unwrap() error { return e.err }
+
+// gated returns err with its message scrubbed of secrets and bounded.
+func gated(err error, secrets []string) error {
+	return &gatedError{msg: Scrub(err.Error(), secrets, MaxErrorText), err: err}
+}
+
+// checkRequest refuses a request that cannot be sent as it is: a header
+// value (Last-Event-ID included) with a byte no HTTP field may carry. No
+// attempt is made, so a Session does not retry it. The value is never
+// quoted: it may be secret.
+func checkRequest(r Request) error {
+	if i := InvalidHeaderByte(r.LastEventID); i >= 0 {
+		return fmt.Errorf("%w: the Last-Event-ID value has the byte 0x%02x at offset %d, which no HTTP header may carry", ErrInvalidRequest, r.LastEventID[i], i)
+	}
+	for k, vs := range r.Header {
+		if !validToken(k) {
+			return fmt.Errorf("%w: header name %q is not a token", ErrInvalidRequest, Scrub(k, nil, maxShownHeader))
+		}
+		for _, v := range vs {
+			if i := InvalidHeaderByte(v); i >= 0 {
+				return fmt.Errorf("%w: the value of header %q has the byte 0x%02x at offset %d, which no HTTP header may carry", ErrInvalidRequest, k, v[i], i)
+			}
+		}
+	}
+	return nil
+}
+
+// InvalidHeaderByte returns the offset of the first byte of v that an
+// HTTP field value may not carry (a control character other than tab:
+// CR, LF, NUL, ...), or -1. SSE allows such bytes in an event id, so a
+// server may send an id that a client can never send back.
+func InvalidHeaderByte(v string) int {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return i
+		}
+	}
+	return -1
 }
 
 // redactURL keeps scheme, host and path: user info and a query string may

@@ -32,6 +32,10 @@ var (
 	// ErrConnect means the request could not be sent or no response came
 	// (DNS, refused, TLS, a refused redirect).
 	ErrConnect = errors.New("resumeclient: request failed")
+	// ErrInvalidRequest means the request cannot be sent as it is (a
+	// header value with a byte no HTTP field may carry, a URL that does
+	// not parse): no attempt was made, and retrying cannot help.
+	ErrInvalidRequest = errors.New("resumeclient: invalid request")
 	// ErrTooManyReconnects means a Session gave up after its bounded
 	// number of reconnect attempts in a row.
 	ErrTooManyReconnects = errors.New("resumeclient: too many reconnect attempts")
@@ -54,14 +58,15 @@ type StatusError struct {
 	// and bounded; empty when there was none.
 	Snippet string
 
-	kind error
+	kind        error
+	contentType string // scrubbed and bounded
 }
 
 func (e *StatusError) Error() string {
 	var msg string
 	switch e.kind {
 	case ErrNotEventStream:
-		msg = fmt.Sprintf("%v: status %d, Content-Type %q", e.kind, e.Status, e.Header.Get("Content-Type"))
+		msg = fmt.Sprintf("%v: status %d, Content-Type %q", e.kind, e.Status, e.contentType)
 	case ErrNoContent:
 		msg = ErrNoContent.Error()
 	default:

@@ -2,8 +2,11 @@ package resumeclient
 
 import (
 	"cmp"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -16,69 +19,371 @@ const Redacted = "[redacted]"
 // when a text ends in it (the text was cut by its producer).
 const minPartial = 4
 
-// Scrub makes a text that came from a server safe to show: every secret in
-// secrets is replaced by [redacted] first, on the whole text, so no
-// truncation can leave part of one (and a secret whose start ends s, s being
-// a cut-off prefix of a longer text, is redacted too); then invalid UTF-8
-// becomes U+FFFD, control characters (ESC, CR, LF, C1, bidi overrides) and
-// runs of white space become one space; then the text is bounded to limit
-// bytes on a rune boundary, "..." marking the cut. limit <= 0 means no
-// bound.
+// minSecret is the shortest header or query value taken for a secret;
+// minPassword the shortest password of a URL's user info.
+const (
+	minSecret   = 8
+	minPassword = 6
+)
+
+// Scrub is the one gate for text that came from the network (a header
+// value or line, a reason phrase, a content type, a body, a provider's
+// message, an event id, a library's error quoting any of them) on its way
+// to a record, a log, a page or a report:
+//
+//  1. every secret in secrets is replaced by [redacted], on the whole text
+//     before it is bounded, whether it stands as it is, percent-encoded
+//     (%2D), escaped as in JSON or JavaScript (\u002d, \x2d, \/), or
+//     base64-encoded (as in a Basic Authorization header); a text that
+//     ends in the start of a secret (its producer cut it) loses that start
+//     too;
+//  2. runs of white space (CR and LF included) become one space, and every
+//     other control character (ESC, BEL, NUL, DEL, C1), bidi and
+//     zero-width format characters and invalid UTF-8 are written as \x1b,
+//     \u202e: visible, never acted on by a terminal;
+//  3. the text is bounded to limit bytes, "..." marking the cut; limit <= 0
+//     means no bound.
+//
+// Scrub of a text Scrub returned gives it back unchanged.
 func Scrub(s string, secrets []string, limit int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = redact(s, secrets)
-	s = strings.Join(strings.FieldsFunc(s, unsafeRune), " ")
-	if limit > 0 && len(s) > limit {
-		cut := limit - len("...")
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:max(cut, 0)] + "..."
-		if len(s) > limit {
-			s = s[:limit]
-		}
+	if limit > 0 && len(s) > 8*limit+4096 {
+		// Only the start can be shown: a secret cut here is a cut-off one.
+		s = s[:8*limit+4096]
+	}
+	s = redact(s, patterns(secrets))
+	s = visible(s)
+	return bound(s, limit)
+}
+
+// bound cuts s to limit bytes on a rune boundary, with "..." at the cut.
+func bound(s string, limit int) string {
+	if limit <= 0 || len(s) <= limit {
+		return s
+	}
+	cut := limit - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	s = s[:max(cut, 0)] + "..."
+	if len(s) > limit {
+		s = s[:limit]
 	}
 	return s
 }
 
-// redact replaces every secret in s, the longest first (so "Bearer KEY" is
-// not half-replaced by "KEY"), then a trailing start of one.
-func redact(s string, secrets []string) string {
-	secrets = slices.Clone(secrets)
-	slices.SortFunc(secrets, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+// patterns lists what Scrub looks for: each secret, and its base64
+// encodings (standard and URL alphabets, at the three alignments a
+// secret can have inside a longer encoded text), longest first, so that
+// "Bearer KEY" is not half-replaced by "KEY".
+func patterns(secrets []string) []string {
+	var out []string
 	for _, sec := range secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, Redacted)
+		if sec == "" {
+			continue
 		}
-	}
-	for _, sec := range secrets {
-		for n := len(sec) - 1; n >= minPartial; n-- {
-			if strings.HasSuffix(s, sec[:n]) {
-				s = s[:len(s)-n] + Redacted
-				break
+		out = append(out, sec)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			for k := 0; k < 3; k++ {
+				if b := stableBase64(enc, sec, k); len(b) >= minSecret {
+					out = append(out, b)
+				}
 			}
 		}
 	}
-	return s
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return slices.Compact(out)
 }
 
-// unsafeRune reports whether r may not be shown as it is: white space,
-// control characters (C0, DEL, C1) and the bidi controls that reorder what
-// a terminal shows.
-func unsafeRune(r rune) bool {
+// stableBase64 is the part of the base64 encoding of sec, preceded by k
+// other bytes, that does not depend on those bytes or on what follows.
+func stableBase64(enc *base64.Encoding, sec string, k int) string {
+	pad := strings.Repeat("\x00", k)
+	e := enc.EncodeToString([]byte(pad + sec))
+	start := 0
+	if k > 0 {
+		start = 4 // the group holding the padding bytes
+	}
+	end := (k + len(sec)) / 3 * 4 // whole groups of sec's bytes only
+	if end <= start {
+		return ""
+	}
+	return e[start:end]
+}
+
+// redact replaces every pattern in s, and a trailing start of one, as it
+// stands and as it reads once its escapes are decoded.
+func redact(s string, pats []string) string {
+	if len(pats) == 0 {
+		return s
+	}
+	v := decodeView(s)
+	var spans [][2]int
+	for _, p := range pats {
+		for i := 0; ; {
+			j := strings.Index(s[i:], p)
+			if j < 0 {
+				break
+			}
+			spans = append(spans, [2]int{i + j, i + j + len(p)})
+			i += j + len(p)
+		}
+		if v.escaped {
+			for i := 0; ; {
+				j := strings.Index(v.dec[i:], p)
+				if j < 0 {
+					break
+				}
+				spans = append(spans, v.span(i+j, i+j+len(p)))
+				i += j + len(p)
+			}
+		}
+	}
+	for _, p := range pats {
+		if at, ok := trailingStart(s, p); ok {
+			spans = append(spans, [2]int{at, len(s)})
+			break
+		}
+		if !v.escaped {
+			continue
+		}
+		if at, ok := trailingStart(v.dec, p); ok {
+			spans = append(spans, [2]int{v.from[at], len(s)})
+			break
+		}
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		if sp[1] <= last {
+			continue
+		}
+		if sp[0] >= last {
+			b.WriteString(s[last:sp[0]])
+			b.WriteString(Redacted)
+		}
+		last = sp[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// trailingStart reports where s ends in a start of p of at least
+// minPartial bytes (shorter than p: a whole p is matched elsewhere).
+func trailingStart(s, p string) (int, bool) {
+	for n := min(len(p)-1, len(s)); n >= minPartial; n-- {
+		if strings.HasSuffix(s, p[:n]) {
+			return len(s) - n, true
+		}
+	}
+	return 0, false
+}
+
+// view is a text with its escapes decoded, and where each decoded byte
+// came from.
+type view struct {
+	dec     string
+	from    []int // from[i]: offset in the text of the escape dec[i] is part of
+	to      []int // to[i]: the end of that escape
+	escaped bool  // some escape was decoded (else dec is the text)
+	cut     int   // len(text) when it ends in an escape cut short; -1 none
+}
+
+// span maps decoded bytes [i, j) back to the text; a span that reaches
+// the end of the decoded text runs to the end of the text when that ends
+// in an escape cut short.
+func (v *view) span(i, j int) [2]int {
+	end := v.to[j-1]
+	if j == len(v.dec) && v.cut >= 0 {
+		end = v.cut
+	}
+	return [2]int{v.from[i], end}
+}
+
+// decodeView decodes the escapes a server may put a secret in: %XX,
+// \uXXXX (a surrogate pair too), \xXX and JSON's one-letter escapes.
+func decodeView(s string) view {
+	v := view{cut: -1}
+	if !strings.ContainsAny(s, `%\`) {
+		v.dec = s
+		return v
+	}
+	var b strings.Builder
+	add := func(p string, from, to int) {
+		for i := 0; i < len(p); i++ {
+			v.from, v.to = append(v.from, from), append(v.to, to)
+		}
+		b.WriteString(p)
+	}
+	for i := 0; i < len(s); {
+		n, p := escape(s[i:])
+		if n < 0 {
+			// An escape cut off by the end of the text.
+			v.cut, v.escaped = len(s), true
+			break
+		}
+		if n > 0 {
+			v.escaped = true
+			add(p, i, i+n)
+			i += n
+			continue
+		}
+		add(s[i:i+1], i, i+1)
+		i++
+	}
+	v.dec = b.String()
+	return v
+}
+
+// escape decodes the escape s starts with: its length and what it stands
+// for; 0 when s starts with none, -1 when s is the start of one cut off.
+func escape(s string) (int, string) {
 	switch {
-	case r <= ' ', r >= 0x7f && r <= 0x9f:
+	case s[0] == '%':
+		if len(s) < 3 {
+			if len(s) == 1 || isHex(s[1]) {
+				return -1, ""
+			}
+			return 0, ""
+		}
+		if isHex(s[1]) && isHex(s[2]) {
+			return 3, string([]byte{unhex(s[1])<<4 | unhex(s[2])})
+		}
+	case s[0] == '\\':
+		if len(s) < 2 {
+			return -1, ""
+		}
+		switch s[1] {
+		case '"', '\\', '/', '\'':
+			return 2, s[1:2]
+		case 'b', 'f', 'n', 'r', 't':
+			return 2, map[byte]string{'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t"}[s[1]]
+		case 'x':
+			if hexRun(s[2:], 2) {
+				return 4, string([]byte{unhex(s[2])<<4 | unhex(s[3])})
+			}
+			if len(s) < 4 && hexRun(s[2:], len(s)-2) {
+				return -1, ""
+			}
+		case 'u':
+			if !hexRun(s[2:], 4) {
+				if len(s) < 6 && hexRun(s[2:], len(s)-2) {
+					return -1, ""
+				}
+				return 0, ""
+			}
+			r := rune(hex4(s[2:6]))
+			if r >= 0xd800 && r < 0xdc00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' && hexRun(s[8:], 4) {
+				if lo := rune(hex4(s[8:12])); lo >= 0xdc00 && lo < 0xe000 {
+					return 12, string((r-0xd800)<<10 | (lo - 0xdc00) + 0x10000)
+				}
+			}
+			return 6, string(r)
+		}
+	}
+	return 0, ""
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func hexRun(s string, n int) bool {
+	if len(s) < n {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+func hex4(s string) int {
+	return int(unhex(s[0]))<<12 | int(unhex(s[1]))<<8 | int(unhex(s[2]))<<4 | int(unhex(s[3]))
+}
+
+// visible folds runs of white space into one space (none at the ends) and
+// writes every other character a terminal would act on, or that hides
+// what follows it, as an escape.
+func visible(s string) string {
+	clean := true
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || space(r) || hidden(r) {
+			clean = false
+			break
+		}
+		i += n
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	gap := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if space(r) {
+			gap = true
+			i += n
+			continue
+		}
+		if gap && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		gap = false
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x80 && hidden(r), r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case hidden(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// space reports the white space Scrub folds into one space.
+func space(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r', 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
 		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
+
+// hidden reports a character Scrub writes as an escape: the other control
+// characters (C0, DEL, C1), the bidi controls that reorder what a
+// terminal shows, and zero-width characters that hide.
+func hidden(r rune) bool {
+	switch {
+	case r < ' ', r >= 0x7f && r <= 0x9f:
 		return true
-	case r == 0x85, r == 0xa0, r == 0x2028, r == 0x2029, r == 0x3000, r >= 0x2000 && r <= 0x200a:
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r >= 0x200b && r <= 0x200f, r == 0x061c, r == 0xfeff:
 		return true
 	}
 	return false
 }
 
-// URLSecrets lists what a URL may carry as a secret: its query values and
-// the password of its user info (an API key in ?key=...), for Scrub.
+// URLSecrets lists what a URL may carry as a secret: its query values (an
+// API key in ?key=...), the password of its user info and that user info
+// whole (as Basic authorization sends it), for Scrub.
 func URLSecrets(raw string) []string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -87,39 +392,71 @@ func URLSecrets(raw string) []string {
 	var out []string
 	for _, vs := range u.Query() {
 		for _, v := range vs {
-			if len(v) >= 8 {
+			if len(v) >= minSecret {
 				out = append(out, v)
 			}
 		}
 	}
-	if p, ok := u.User.Password(); ok && len(p) >= 8 {
-		out = append(out, p)
+	return append(out, userSecrets(u.User)...)
+}
+
+func userSecrets(u *url.Userinfo) []string {
+	p, ok := u.Password()
+	if !ok || len(p) < minPassword {
+		return nil
+	}
+	return []string{p, u.Username() + ":" + p}
+}
+
+// ProxySecrets lists the credentials of the proxies the environment names
+// (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, in either case): a proxy may echo
+// them in its answer.
+func ProxySecrets() []string {
+	var out []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		if v := os.Getenv(k); v != "" {
+			if !strings.Contains(v, "://") {
+				v = "http://" + v
+			}
+			if u, err := url.Parse(v); err == nil {
+				out = append(out, userSecrets(u.User)...)
+			}
+		}
 	}
 	return out
 }
 
 // Secrets lists the secret values of a request's headers, and any extra
-// ones, for Scrub: every header value of 8 bytes or more, and the token
-// after its first space ("Bearer KEY" gives KEY too). Accept,
-// Cache-Control, Content-Type and X-Request-Id are not secret.
+// ones, for Scrub: every header value of 8 bytes or more, the token after
+// its first space ("Bearer KEY" gives KEY too), and what a Basic value
+// decodes to (user:password, and the password). Accept, Cache-Control,
+// Content-Type, Last-Event-ID and X-Request-Id are not secret.
 func Secrets(h http.Header, extra ...string) []string {
 	var out []string
 	for k, vs := range h {
 		switch http.CanonicalHeaderKey(k) {
-		case "Accept", "Cache-Control", "Content-Type", "X-Request-Id":
+		case "Accept", "Accept-Encoding", "Cache-Control", "Content-Type", "Last-Event-Id", "X-Request-Id":
 			continue
 		}
 		for _, v := range vs {
-			if len(v) >= 8 {
+			if len(v) >= minSecret {
 				out = append(out, v)
 			}
-			if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 8 {
+			scheme, tok, ok := strings.Cut(v, " ")
+			if ok && len(tok) >= minSecret {
 				out = append(out, tok)
+			}
+			if ok && strings.EqualFold(scheme, "Basic") {
+				if b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(tok)); err == nil {
+					if user, pass, ok := strings.Cut(string(b), ":"); ok {
+						out = append(out, userSecrets(url.UserPassword(user, pass))...)
+					}
+				}
 			}
 		}
 	}
 	for _, v := range extra {
-		if len(v) >= 8 {
+		if len(v) >= minSecret {
 			out = append(out, v)
 		}
 	}

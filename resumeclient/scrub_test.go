@@ -1,7 +1,11 @@
 package resumeclient
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -61,9 +65,11 @@ func TestScrubText(t *testing.T) {
 		limit    int
 		want     string
 	}{
-		{"terminal escapes", "bad \x1b[31mred\x1b[0m\r\nline\x07", 0, "bad [31mred [0m line"},
-		{"C1 and bidi controls", "a\u009bb\u202ec\u2066d", 0, "a b c d"},
-		{"invalid UTF-8", "a\xffb", 0, "a\uFFFDb"},
+		{"terminal escapes", "bad \x1b[31mred\x1b[0m\r\nline\x07", 0, `bad \x1b[31mred\x1b[0m line\x07`},
+		{"OSC title", "id\x1b]0;pwned\x07\x1b[2J", 0, `id\x1b]0;pwned\x07\x1b[2J`},
+		{"C1, bidi and zero-width", "a\u009bb\u202ec\u2066d\u200be", 0, `a\x9bb\u202ec\u2066d\u200be`},
+		{"NUL and DEL", "a\x00b\x7f", 0, `a\x00b\x7f`},
+		{"invalid UTF-8", "a\xffb", 0, `a\xffb`},
 		{"white space runs", "  a \t\n b  ", 0, "a b"},
 		{"rune boundary", "ab€€€", 8, "ab€..."},
 		{"no room", "abcdef", 2, ".."},
@@ -96,4 +102,178 @@ func TestSecrets(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Secrets = %q, want %q", got, want)
 	}
+}
+
+// encodings are the forms a server may echo a secret in.
+var encodings = map[string]func(string) string{
+	"raw":     func(s string) string { return s },
+	"percent": func(s string) string { return strings.NewReplacer("-", "%2D").Replace(s) },
+	"percent every byte": func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			fmt.Fprintf(&b, "%%%02x", s[i])
+		}
+		return b.String()
+	},
+	"query": url.QueryEscape,
+	"json":  func(s string) string { return strings.NewReplacer("-", `\u002d`).Replace(s) },
+	"json full": func(s string) string {
+		b, _ := json.Marshal(s)
+		return strings.Trim(strings.ReplaceAll(string(b), "-", `\u002D`), `"`)
+	},
+	"js hex": func(s string) string { return strings.NewReplacer("-", `\x2d`).Replace(s) },
+	"base64": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+	"base64 offset 1": func(s string) string {
+		return base64.StdEncoding.EncodeToString([]byte("a" + s + "z"))
+	},
+	"base64url offset 2": func(s string) string {
+		return base64.URLEncoding.EncodeToString([]byte("ab" + s + "yz"))
+	},
+}
+
+// leaksAny reports a piece of key, in any of the encodings, that s shows:
+// 8 bytes or more of the encoded form.
+func leaksAny(s, key string) string {
+	if p := leaks(s, key); p != "" {
+		return p
+	}
+	for name, enc := range encodings {
+		e := enc(key)
+		if name == "raw" {
+			continue
+		}
+		if strings.HasPrefix(name, "base64") {
+			// Only the part that encodes the key alone.
+			e = base64.StdEncoding.EncodeToString([]byte(key))
+			e = e[:len(e)-4]
+		}
+		for n := len(e); n >= 12; n-- {
+			if strings.Contains(s, e[:n]) {
+				return name + ": " + e[:n]
+			}
+		}
+	}
+	return ""
+}
+
+// A key in every encoding, at every offset around the cut, with and
+// without "Bearer ", and cut off by the text's end at every byte, never
+// shows.
+func TestScrubEveryEncoding(t *testing.T) {
+	secrets := Secrets(http.Header{"Authorization": {"Bearer " + testKey}})
+	for name, enc := range encodings {
+		t.Run(name, func(t *testing.T) {
+			for _, echo := range []string{enc(testKey), enc("Bearer " + testKey)} {
+				for _, limit := range []int{64, 128} {
+					for off := limit - len(echo) - 16; off <= limit+4; off++ {
+						in := strings.Repeat("x", max(off, 0)) + echo + " tail"
+						got := Scrub(in, secrets, limit)
+						if p := leaksAny(got, testKey); p != "" {
+							t.Fatalf("limit %d offset %d: %q shows %q", limit, off, got, p)
+						}
+						if len(got) > limit {
+							t.Fatalf("limit %d offset %d: %d bytes", limit, off, len(got))
+						}
+					}
+				}
+				if name == "base64 offset 1" || name == "base64url offset 2" {
+					continue // a cut-off base64 text has no start of the key to find
+				}
+				body := "error: " + echo
+				for n := len("error: ") + 1; n <= len(body); n++ {
+					got := Scrub(body[:n], secrets, 0)
+					if p := leaks(got, testKey); p != "" && len(p) >= 8 {
+						t.Fatalf("cut at %d: %q shows %q", n, got, p)
+					}
+					if p := leaks(decodeView(got).dec, testKey); p != "" {
+						t.Fatalf("cut at %d: %q shows %q once decoded", n, got, p)
+					}
+				}
+			}
+			got := Scrub("before "+enc(testKey)+" after", secrets, 0)
+			if !strings.Contains(got, Redacted) || !strings.HasPrefix(got, "before ") || !strings.HasSuffix(got, " after") {
+				t.Errorf("%q: want the key alone replaced", got)
+			}
+		})
+	}
+}
+
+// Basic credentials (a proxy's, a URL's user info) are secret as
+// user:password, as the password, and base64-encoded.
+func TestScrubBasicCredentials(t *testing.T) {
+	const user, pass = "probe", "s3cret-proxy-pass"
+	for _, secrets := range [][]string{
+		URLSecrets("http://" + user + ":" + pass + "@proxy.example:3128"),
+		Secrets(http.Header{"Proxy-Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))}}),
+	} {
+		for _, echo := range []string{pass, user + ":" + pass, base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)), url.QueryEscape(user + ":" + pass)} {
+			got := Scrub("407 denied for "+echo, secrets, 0)
+			if strings.Contains(got, pass) || strings.Contains(got, echo) {
+				t.Errorf("secrets %q: %q shows the credentials", secrets, got)
+			}
+		}
+	}
+}
+
+func TestProxySecrets(t *testing.T) {
+	t.Setenv("HTTPS_PROXY", "http://u:proxy-password-1@proxy.example:3128")
+	t.Setenv("http_proxy", "proxy.example:3128") // no credentials, no scheme
+	got := ProxySecrets()
+	if !slices.Contains(got, "proxy-password-1") || !slices.Contains(got, "u:proxy-password-1") {
+		t.Errorf("ProxySecrets = %q", got)
+	}
+}
+
+// Scrub of its own output changes nothing: the renderers and the record
+// gate may both pass a text through it.
+func TestScrubIsIdempotent(t *testing.T) {
+	secrets := Secrets(http.Header{"Authorization": {"Bearer " + testKey}})
+	for _, in := range []string{
+		"plain", "bad \x1b[31mred\r\n\u202e" + testKey, "a\xffb\u200b" + url.QueryEscape(testKey),
+		strings.Repeat("é", 100) + testKey, `\x1b \u202e %2D \u002d`,
+	} {
+		for _, limit := range []int{0, 16, 64} {
+			once := Scrub(in, secrets, limit)
+			if twice := Scrub(once, secrets, limit); twice != once {
+				t.Errorf("Scrub(%q, %d): %q, then %q", in, limit, once, twice)
+			}
+		}
+	}
+}
+
+// A huge text costs no more than its shown start.
+func TestScrubHugeText(t *testing.T) {
+	in := strings.Repeat("a", 50<<20) + testKey
+	got := Scrub(in, []string{testKey}, 256)
+	if len(got) > 256 {
+		t.Fatalf("%d bytes", len(got))
+	}
+}
+
+func FuzzScrub(f *testing.F) {
+	f.Add("error: "+testKey, 64)
+	f.Add("%2D\\u002d\\x2d\x1b[2J\u202e", 8)
+	f.Add(base64.StdEncoding.EncodeToString([]byte("x"+testKey)), 0)
+	secrets := Secrets(http.Header{"Authorization": {"Bearer " + testKey}})
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		limit %= 512
+		got := Scrub(s, secrets, limit)
+		if limit > 0 && len(got) > limit {
+			t.Fatalf("%d bytes over the limit %d", len(got), limit)
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("%q is not valid UTF-8", got)
+		}
+		for _, r := range got {
+			if r < ' ' || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x202e {
+				t.Fatalf("%q keeps the control %U", got, r)
+			}
+		}
+		if strings.Contains(got, testKey) {
+			t.Fatalf("%q shows the key", got)
+		}
+		if again := Scrub(got, secrets, limit); again != got {
+			t.Fatalf("not idempotent: %q then %q", got, again)
+		}
+	})
 }

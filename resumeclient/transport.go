@@ -247,10 +247,13 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			return fail(werr)
 		}
 		if err != nil {
-			if errors.Is(err, errHeaderTooLarge) {
-				err = fmt.Errorf("server response header exceeded %d bytes", maxHeader)
+			if errors.Is(err, errHeaderTooLarge) || lim.n == 0 {
+				// The limit cut the header: whatever the parser made of
+				// the cut line, the header was too large.
+				return fail(fmt.Errorf("server response header exceeded %d bytes", maxHeader))
 			}
-			return fail(err)
+			// net/http's parser quotes the malformed line, whole.
+			return fail(gated(err, nil))
 		}
 		// 1xx answers (100 Continue, 103 Early Hints) precede the real one.
 		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
