@@ -380,12 +380,23 @@ func (c *Config) validatePush(getenv func(string) string) error {
 	if p.AuthorizationEnv != "" && p.AuthorizationFile != "" {
 		errs = append(errs, c.errAt("push.authorization_file", "set authorization_env or authorization_file, not both"))
 	}
-	if p.AuthorizationEnv != "" && getenv(p.AuthorizationEnv) == "" {
-		errs = append(errs, c.errAt("push.authorization_env", "environment variable %s is not set", p.AuthorizationEnv))
+	if p.AuthorizationEnv != "" {
+		if v := getenv(p.AuthorizationEnv); v == "" {
+			errs = append(errs, c.errAt("push.authorization_env", "environment variable %s is not set", p.AuthorizationEnv))
+		} else if err := headerValue(v); err != nil {
+			errs = append(errs, c.errAt("push.authorization_env", "the value of %s %v", p.AuthorizationEnv, err))
+		}
 	}
 	if p.AuthorizationFile != "" {
-		if _, err := readSecretFile(p.AuthorizationFile); err != nil {
+		if v, err := readSecretFile(p.AuthorizationFile); err != nil {
 			errs = append(errs, c.errAt("push.authorization_file", "%v", err))
+		} else if err := headerValue(v); err != nil {
+			errs = append(errs, c.errAt("push.authorization_file", "the content of %s %v", p.AuthorizationFile, err))
+		}
+	}
+	for _, k := range sortedKeys(p.Headers) {
+		if err := headerValue(p.Headers[k]); err != nil {
+			errs = append(errs, c.errAt("push.headers."+k, "the value %v", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -466,20 +477,48 @@ func (c *Config) validateTarget(i int, getenv func(string) string) error {
 	if t.BearerEnv != "" && t.BearerFile != "" {
 		errs = append(errs, c.errAt(key("bearer_file"), "set bearer_env or bearer_file, not both"))
 	}
-	if t.BearerEnv != "" && getenv(t.BearerEnv) == "" {
-		errs = append(errs, c.errAt(key("bearer_env"), "environment variable %s is not set", t.BearerEnv))
+	if t.BearerEnv != "" {
+		if v := getenv(t.BearerEnv); v == "" {
+			errs = append(errs, c.errAt(key("bearer_env"), "environment variable %s is not set", t.BearerEnv))
+		} else if err := headerValue(v); err != nil {
+			errs = append(errs, c.errAt(key("bearer_env"), "the value of %s %v", t.BearerEnv, err))
+		}
 	}
 	if t.BearerFile != "" {
-		if _, err := readSecretFile(t.BearerFile); err != nil {
+		if v, err := readSecretFile(t.BearerFile); err != nil {
 			errs = append(errs, c.errAt(key("bearer_file"), "%v", err))
+		} else if err := headerValue(v); err != nil {
+			errs = append(errs, c.errAt(key("bearer_file"), "the content of %s %v", t.BearerFile, err))
 		}
 	}
 	for _, h := range sortedKeys(t.HeaderEnv) {
-		if getenv(t.HeaderEnv[h]) == "" {
+		if v := getenv(t.HeaderEnv[h]); v == "" {
 			errs = append(errs, c.errAt(key("header_env."+h), "environment variable %s is not set", t.HeaderEnv[h]))
+		} else if err := headerValue(v); err != nil {
+			errs = append(errs, c.errAt(key("header_env."+h), "the value of %s %v", t.HeaderEnv[h], err))
 		}
 	}
+	for _, h := range sortedKeys(t.Headers) {
+		if err := headerValue(t.Headers[h]); err != nil {
+			errs = append(errs, c.errAt(key("headers."+h), "the value %v", err))
+		}
+	}
+	if err := headerValue(t.StaleID); err != nil {
+		errs = append(errs, c.errAt(key("stale_id"), "%q %v: it is sent as Last-Event-ID", t.StaleID, err))
+	}
 	return errors.Join(errs...)
+}
+
+// headerValue reports why v cannot be sent as an HTTP header value: a
+// control character other than tab (CR, LF, NUL...). The value is not
+// quoted: it may be secret.
+func headerValue(v string) error {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return fmt.Errorf("holds the byte 0x%02x at offset %d, which no HTTP header may carry", c, i)
+		}
+	}
+	return nil
 }
 
 var secretNames = []string{"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie"}

@@ -135,3 +135,48 @@ func TestWrongTypeNamesNoGoType(t *testing.T) {
 		}
 	}
 }
+
+// A secret from the environment or a file with a byte no header may carry
+// (a CR/LF pasted in) is refused at load time with its key, never quoted:
+// every run would fail with it.
+func TestSecretsWithControlBytesRefused(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	os.WriteFile(keyFile, []byte("sk-first-line\r\nsk-second-line\n"), 0o600)
+	cfg := filepath.Join(dir, "c.toml")
+	os.WriteFile(cfg, []byte(`[push]
+url = "http://127.0.0.1:8428/api/v1/import/prometheus"
+authorization_env = "PUSH_AUTH"
+
+[[target]]
+name = "a"
+url = "http://127.0.0.1:1/v1"
+bearer_file = "`+keyFile+`"
+
+[[target]]
+name = "b"
+url = "http://127.0.0.1:1/v1"
+bearer_env = "B_KEY"
+[target.header_env]
+X-Api-Key = "B_HDR"
+`), 0o600)
+	_, err := Load(cfg, env(map[string]string{"PUSH_AUTH": "Bearer p\nq", "B_KEY": "sk-b\x00", "B_HDR": "h\r"}))
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{
+		":3: push.authorization_env: the value of PUSH_AUTH holds the byte 0x0a",
+		":8: target[0].bearer_file: the content of " + keyFile + " holds the byte 0x0d",
+		":13: target[1].bearer_env: the value of B_KEY holds the byte 0x00",
+		":15: target[1].header_env.X-Api-Key: the value of B_HDR holds the byte 0x0d",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	for _, secret := range []string{"sk-first", "sk-second", "sk-b"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error quotes the secret %q", secret)
+		}
+	}
+}

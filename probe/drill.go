@@ -33,12 +33,15 @@ const (
 	// VerdictNotExercised: the stream ended before the drill could drop
 	// it; nothing was resumed, so nothing is known.
 	VerdictNotExercised Verdict = "not_exercised"
+	// VerdictUnsendableID: the server's event id holds a byte no HTTP
+	// header may carry (SSE allows it), so no client can resume from it.
+	VerdictUnsendableID Verdict = "unsendable_id"
 )
 
 // Failed reports whether the verdict names a resume bug.
 func (v Verdict) Failed() bool {
 	switch v {
-	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised:
+	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised, VerdictUnsendableID:
 		return true
 	}
 	return false
@@ -155,11 +158,13 @@ type resumeCheck struct {
 	replayed, duplicates, missed int
 	verdict                      Verdict
 	detail                       string
-	label                        func(string) string
+	// show is an id as a detail quotes it (scrubbed, bounded); label the
+	// sent cursor as a detail names it ("Last-Event-ID 5").
+	show, label func(string) string
 }
 
-func newResumeCheck(opaque bool, label func(string) string) *resumeCheck {
-	return &resumeCheck{opaque: opaque, seen: make(map[uint64]seenEvent), sentPos: -1, label: label, gone: -1}
+func newResumeCheck(opaque bool, show, label func(string) string) *resumeCheck {
+	return &resumeCheck{opaque: opaque, seen: make(map[uint64]seenEvent), sentPos: -1, show: show, label: label, gone: -1}
 }
 
 // FNV-1a, 64 bits (hash/fnv's New64a), written out: it runs for every
@@ -224,7 +229,7 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 			c.replayed++
 			c.duplicates++
 			if first {
-				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s (older than the check's window of %d ids)", id, c.label(c.sentID), checkWindow))
+				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s (older than the check's window of %d ids)", c.show(id), c.label(c.sentID), checkWindow))
 			}
 			return true
 		}
@@ -234,19 +239,19 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 		if first && c.sentPos >= 0 && s.pos <= c.sentPos {
 			switch {
 			case s.pos == 0 && c.sentPos > 0 && c.goodResumes > 0:
-				c.flag(VerdictRestarted, fmt.Sprintf("server restarted from the first event (id %s) when sent %s, though it had resumed correctly before: only some ids are honoured", id, c.label(c.sentID)))
+				c.flag(VerdictRestarted, fmt.Sprintf("server restarted from the first event (id %s) when sent %s, though it had resumed correctly before: only some ids are honoured", c.show(id), c.label(c.sentID)))
 			case s.pos == 0 && c.sentPos > 0:
-				c.flag(VerdictRestarted, fmt.Sprintf("server ignored %s and restarted from the first event (id %s)", c.label(c.sentID), id))
+				c.flag(VerdictRestarted, fmt.Sprintf("server ignored %s and restarted from the first event (id %s)", c.label(c.sentID), c.show(id)))
 			case id == c.sentID:
-				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again: off-by-one replay (sent %s)", id, c.label(c.sentID)))
+				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again: off-by-one replay (sent %s)", c.show(id), c.label(c.sentID)))
 			default:
-				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s", id, c.label(c.sentID)))
+				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s", c.show(id), c.label(c.sentID)))
 			}
 		} else if first && s.pos == c.sentPos+1 {
 			c.goodResumes++
 		}
 		if s.hash != h {
-			c.flag(VerdictMismatch, fmt.Sprintf("id %s arrived again with different data (sent %s)", id, c.label(c.sentID)))
+			c.flag(VerdictMismatch, fmt.Sprintf("id %s arrived again with different data (sent %s)", c.show(id), c.label(c.sentID)))
 			return false
 		}
 		c.duplicates++
@@ -270,7 +275,7 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 		lost := int(n - c.maxInt - 1)
 		c.missed += lost
 		if first {
-			c.flag(VerdictMissed, fmt.Sprintf("resume skipped %d event(s): sent %s, next id was %s", lost, c.label(c.sentID), id))
+			c.flag(VerdictMissed, fmt.Sprintf("resume skipped %d event(s): sent %s, next id was %s", lost, c.label(c.sentID), c.show(id)))
 		} else {
 			c.flag(VerdictMissed, fmt.Sprintf("ids skip from %d to %d: %d event(s) missing", c.maxInt, n, lost))
 		}

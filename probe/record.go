@@ -3,6 +3,8 @@ package probe
 import (
 	"math"
 	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
 // Outcome is the terminal state of one request. The states are mutually
@@ -99,6 +101,44 @@ type Record struct {
 	Host   string            `json:"host,omitempty"`
 	Region string            `json:"region,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// Caps of a record's fields that may hold text from the network, in bytes:
+// each passes resumeclient.Scrub (secrets redacted in every form, control
+// characters made visible) and is cut to its cap. Gaps.Values holds at
+// most MaxGapValues gaps. So a record's JSON line stays under MaxRecordLine
+// whatever a server sends.
+const (
+	MaxRecordError  = resumeclient.MaxErrorText // error
+	MaxRecordID     = 256                       // last_event_id, last_event_id_sent
+	MaxRecordAnswer = 256                       // stale_answer
+	MaxRecordDetail = 1024                      // resume_detail
+	MaxRecordProto  = 16                        // http_version
+	// MaxDetailID bounds an id quoted inside a detail or an error.
+	MaxDetailID = 64
+	// MaxGapValues bounds gaps.values_ms: the first gaps of a run, for the
+	// reports that pool them; gaps.count and the run's own p50, p95, max
+	// and last 5 are over every gap.
+	MaxGapValues = 10_000
+	// MaxRecordLine bounds one record as a JSON line, labels excepted
+	// (those come from the config).
+	MaxRecordLine = 256 << 10
+)
+
+// gate passes every field of the record that may hold text from the
+// network through resumeclient.Scrub, with secrets and the field's cap.
+func (r *Record) gate(secrets []string) {
+	for _, f := range []struct {
+		p   *string
+		cap int
+	}{
+		{&r.Error, MaxRecordError}, {&r.LastEventID, MaxRecordID}, {&r.LastEventIDSent, MaxRecordID},
+		{&r.StaleAnswer, MaxRecordAnswer}, {&r.ResumeDetail, MaxRecordDetail}, {&r.HTTPVersion, MaxRecordProto},
+	} {
+		if *f.p != "" {
+			*f.p = resumeclient.Scrub(*f.p, secrets, f.cap)
+		}
+	}
 }
 
 // Origin is where runs are made: the host, its region and the config's

@@ -42,7 +42,7 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 	rc := r.reconnect()
 	rc.Start, rc.Headers = info.Start, info.HeadersAt
 	if r.staleConn {
-		answer, note := staleHeaderAnswer(info.Header, orHeaders(r.o.Drill.StaleHeaders), r.rec.LastEventIDSent)
+		answer, note := staleHeaderAnswer(info.Header, orHeaders(r.o.Drill.StaleHeaders), r.rec.LastEventIDSent, r.show)
 		r.staleNote = note
 		if answer != "" {
 			r.staleOK(answer)
@@ -145,17 +145,38 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.fail(UpstreamError, "cannot resume: %v", err)
 		return false
 	}
+	if err := next.Check(); err != nil {
+		r.unsendable(id, err)
+		return false
+	}
 	d.Next, d.Wait, r.resumeReq = next, 0, next
 	if byServer && d.HasRetry {
 		d.Wait = min(d.Retry, maxServerRetry)
 	}
 	r.ended = false
-	r.rec.LastEventIDSent = boundID(id)
+	r.rec.LastEventIDSent = id
 	r.rec.Resumed = true
 	r.check.reconnected(id)
 	r.tl.Reconnects = append(r.tl.Reconnects, Reconnect{SentID: id, Drop: d.At, ByServer: byServer})
 	r.tl.Breaks = append(r.tl.Breaks, len(r.tl.Chunks))
 	return true
+}
+
+// unsendable ends a run whose resume cannot be sent: a cursor with a byte
+// no HTTP header may carry. SSE lets a server put such a byte in an id, so
+// no client can ever resume from it: the server's resume defect, named at
+// once (a retry cannot help). A configured stale id is checked at load
+// time and never gets here.
+func (r *run) unsendable(id string, err error) {
+	i := resumeclient.InvalidHeaderByte(id)
+	if i < 0 {
+		r.fail(ProtocolError, "cannot resume: %v", err)
+		return
+	}
+	r.rec.Verdict = VerdictUnsendableID
+	r.rec.LastEventIDSent = id
+	r.rec.ResumeDetail = fmt.Sprintf("the server's event id %s holds the byte 0x%02x, which no HTTP header may carry: no client can send it back as Last-Event-ID, so the stream cannot be resumed", r.show(id), id[i])
+	r.fail(UpstreamError, "cannot resume: the last event id holds the byte 0x%02x, which no HTTP header may carry", id[i])
 }
 
 // serverDrop reports whether a connection ended in a way a client
@@ -253,7 +274,7 @@ func (r *run) finishResume(s Scores) {
 		return
 	}
 	rec.Replayed, rec.Duplicates, rec.Missed = c.replayed, c.duplicates, c.missed
-	label := r.d.CursorLabel(rec.LastEventIDSent)
+	label := r.d.CursorLabel(r.show(rec.LastEventIDSent))
 	switch {
 	case rec.Verdict != "":
 	case r.stale != "":
@@ -272,7 +293,7 @@ func (r *run) finishResume(s Scores) {
 		rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", rec.Reconnects, label)
 	}
 	if rec.Verdict != "" && c.notInt != "" && !c.opaque {
-		rec.ResumeDetail += fmt.Sprintf(" (ids are not integers, e.g. %q: checked as opaque ids, for uniqueness and order only)", boundID(c.notInt))
+		rec.ResumeDetail += fmt.Sprintf(" (ids are not integers, e.g. \"%s\": checked as opaque ids, for uniqueness and order only)", r.show(c.notInt))
 	}
 }
 

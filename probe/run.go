@@ -89,6 +89,7 @@ func Run(ctx context.Context, t Target, o Options) Result {
 	}
 	r.do()
 	r.finish()
+	r.rec.gate(r.secrets)
 	return Result{Record: r.rec, Timeline: r.tl}
 }
 
@@ -125,6 +126,8 @@ type run struct {
 	dropDue    atomic.Bool // DropAt has come and its drop is not done yet
 	cursorSeen atomic.Bool // an event gave a cursor to resume from
 
+	secrets []string // the request's, for resumeclient.Scrub
+
 	resumeReq     resumeclient.Request // the request of the last resume
 	connRetries   int                  // failed attempts at that resume in a row
 	cursorCleared bool                 // the last id field was empty
@@ -136,6 +139,10 @@ func (r *run) fail(o Outcome, format string, args ...any) {
 	// (resumeclient: ...) says nothing to them.
 	r.rec.Error = strings.ReplaceAll(fmt.Sprintf(format, args...), "resumeclient: ", "")
 }
+
+// show is an id (or any text from the stream) as a detail or an error
+// quotes it: scrubbed and cut to MaxDetailID.
+func (r *run) show(id string) string { return resumeclient.Scrub(id, r.secrets, MaxDetailID) }
 
 func (r *run) now() time.Time {
 	if r.c != nil && r.c.Now != nil {
@@ -156,13 +163,14 @@ func (r *run) do() {
 		r.rec.ResumeDetail = fmt.Sprintf("the %s dialect has no resume: the %s drill ran as a plain request", r.t.Dialect, r.drill)
 		r.drill = DrillNone
 	}
-	if d.Resumable() && (r.drill != DrillNone || !r.t.NoResume) {
-		r.check = newResumeCheck(r.o.Drill.OpaqueIDs, d.CursorLabel)
-	}
 	r.req, err = d.Request(r.t, r.o.Sample, r.drill != DrillNone)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return
+	}
+	r.secrets = resumeclient.Secrets(r.req.Header, append(resumeclient.URLSecrets(r.req.URL), resumeclient.ProxySecrets()...)...)
+	if d.Resumable() && (r.drill != DrillNone || !r.t.NoResume) {
+		r.check = newResumeCheck(r.o.Drill.OpaqueIDs, r.show, func(id string) string { return d.CursorLabel(r.show(id)) })
 	}
 	if r.req.Header == nil {
 		r.req.Header = http.Header{}
@@ -277,7 +285,7 @@ func fillScores(rec *Record, s Scores) {
 	rec.Chunks = s.Chunks
 	rec.TFCMs = s.TFC
 	rec.Gaps = Gaps{Count: len(s.Gaps), P50Ms: round3(s.GapP50), P95Ms: round3(s.GapP95), MaxMs: round3(s.GapMax)}
-	for _, g := range s.Gaps {
+	for _, g := range s.Gaps[:min(len(s.Gaps), MaxGapValues)] {
 		rec.Gaps.Values = append(rec.Gaps.Values, *round3(&g))
 	}
 	for _, g := range s.Last5 {

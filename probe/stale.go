@@ -32,17 +32,16 @@ func orHeaders(h []HeaderMatch) []HeaderMatch {
 // staleHeaderAnswer reads the answer to the stale cursor sent from the
 // response headers. It returns the answer ("header Last-Event-ID: 5"),
 // or "" with a note of a header that came back but answers nothing.
-func staleHeaderAnswer(h http.Header, want []HeaderMatch, sent string) (answer, note string) {
+func staleHeaderAnswer(h http.Header, want []HeaderMatch, sent string, show func(string) string) (answer, note string) {
 	for _, m := range want {
 		v := h.Get(m.Name)
 		if v == "" {
 			continue
 		}
-		v = boundID(v)
 		if m.Value != "" && strings.EqualFold(v, m.Value) || m.Value == "" && v != sent {
-			return fmt.Sprintf("header %s: %s", m.Name, v), ""
+			return fmt.Sprintf("header %s: %s", m.Name, show(v)), ""
 		}
-		note = fmt.Sprintf("; the response header %s: %s came back", m.Name, v)
+		note = fmt.Sprintf("; the response header %s: %s came back", m.Name, show(v))
 	}
 	return "", note
 }
@@ -85,9 +84,9 @@ func (r *run) staleAnswer(ev *resumeclient.Event) {
 	cursor, has := r.d.Cursor(ev, r.decodeQuiet(ev))
 	switch {
 	case has && cursor != "" && r.check != nil && cursor == r.check.firstID:
-		r.undefinedStale(fmt.Sprintf("the server replayed the whole stream from the first event (id %s) with no reset marker (full replay)", boundID(cursor)))
+		r.undefinedStale(fmt.Sprintf("the server replayed the whole stream from the first event (id %s) with no reset marker (full replay)", r.show(cursor)))
 	case has && cursor != "":
-		r.undefinedStale(fmt.Sprintf("the stream carried on from id %s with no reset marker (live tail)", boundID(cursor)))
+		r.undefinedStale(fmt.Sprintf("the stream carried on from id %s with no reset marker (live tail)", r.show(cursor)))
 	default:
 		r.undefinedStale("the stream carried on from an event with no id and no reset marker (live tail)")
 	}
@@ -112,5 +111,5 @@ func (r *run) staleEnded(err error) {
 
 func (r *run) undefinedStale(why string) {
 	r.rec.Verdict = VerdictUndefinedStale
-	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s%s", r.d.CursorLabel(r.rec.LastEventIDSent), why, r.staleNote)
+	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s%s", r.d.CursorLabel(r.show(r.rec.LastEventIDSent)), why, r.staleNote)
 }

@@ -196,7 +196,7 @@ func (r *run) connDone() {
 		r.rec.WireBytes = &total
 	}
 	if id := st.LastEventID(); id != "" || r.conn == 0 {
-		r.rec.LastEventID = boundID(id)
+		r.rec.LastEventID = id
 	}
 	if st.Truncated() {
 		r.rec.Truncated++
@@ -215,19 +215,3 @@ func deref64(p *int64) int64 {
 // bounded (about 5 MB at this cap) whatever a server sends. A real answer
 // has a few thousand.
 const DefaultMaxChunks = 100_000
-
-// maxRecordID bounds an id copied into a record.
-const maxRecordID = 256
-
-// boundID cuts an id for a record to maxRecordID bytes, on a rune
-// boundary, with a marker.
-func boundID(id string) string {
-	if len(id) <= maxRecordID {
-		return id
-	}
-	cut := maxRecordID
-	for cut > 0 && id[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return id[:cut] + "…"
-}

@@ -161,7 +161,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	if method == "" {
 		method = http.MethodGet
 	}
-	if err := checkRequest(r); err != nil {
+	if err := r.Check(); err != nil {
 		return nil, info, err
 	}
 	secrets := requestSecrets(r)
@@ -480,11 +480,11 @@ func gated(err error, secrets []string) error {
 	return &gatedError{msg: Scrub(err.Error(), secrets, MaxErrorText), err: err}
 }
 
-// checkRequest refuses a request that cannot be sent as it is: a header
-// value (Last-Event-ID included) with a byte no HTTP field may carry. No
-// attempt is made, so a Session does not retry it. The value is never
-// quoted: it may be secret.
-func checkRequest(r Request) error {
+// Check reports why the request cannot be sent as it is: a header value
+// (Last-Event-ID included) with a byte no HTTP field may carry. Open makes
+// no attempt at such a request, so a Session does not retry it. The error
+// wraps ErrInvalidRequest and never quotes the value: it may be secret.
+func (r Request) Check() error {
 	if i := InvalidHeaderByte(r.LastEventID); i >= 0 {
 		return fmt.Errorf("%w: the Last-Event-ID value has the byte 0x%02x at offset %d, which no HTTP header may carry", ErrInvalidRequest, r.LastEventID[i], i)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
 var rowNames = map[string]string{
@@ -18,6 +20,12 @@ const (
 	bold  = "\x1b[1m"
 	reset = "\x1b[0m"
 )
+
+// shown is a text of the card as a terminal may print it: what came from
+// the network is already scrubbed in a probe's record, but a report reads
+// records back from files, so every free text passes the gate again
+// (control characters made visible; it changes nothing on a clean text).
+func shown(s string) string { return resumeclient.Scrub(s, nil, 0) }
 
 func paint(s, code string, color bool) string {
 	if !color {
@@ -128,7 +136,7 @@ const DashboardNote = "(dashboards show these within one histogram bucket, 13.6%
 // colours to the marks.
 func (c *Card) Text(color bool, runsPerSample int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", paint(c.Title(), bold, color))
+	fmt.Fprintf(&b, "%s\n", paint(shown(c.Title()), bold, color))
 	const w0, w = 16, 34
 	if c.Source != "" {
 		fmt.Fprintf(&b, "  from %s\n", c.Source)
@@ -172,27 +180,27 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 	if len(c.Drills) > 0 {
 		b.WriteString("  resume drills\n")
 		for _, d := range c.Drills {
-			mark := paint(strings.ToUpper(d.Verdict), green, color)
+			mark := paint(strings.ToUpper(shown(d.Verdict)), green, color)
 			if d.Failed {
-				mark = paint(strings.ToUpper(d.Verdict), red, color)
+				mark = paint(strings.ToUpper(shown(d.Verdict)), red, color)
 			}
 			detail := d.Detail
 			if d.Error != "" {
 				detail = strings.TrimSpace(d.Error + "; " + detail)
 			}
-			fmt.Fprintf(&b, "    %-10s %s%s  %s\n", d.Drill, mark, strings.Repeat(" ", max(0, 15-len(d.Verdict))), detail)
+			fmt.Fprintf(&b, "    %-10s %s%s  %s\n", shown(d.Drill), mark, strings.Repeat(" ", max(0, 15-len(d.Verdict))), shown(detail))
 		}
 	}
 	if red := c.RedCells(); len(red) > 0 {
 		b.WriteString("  red cells\n")
 		for _, ce := range red {
-			fmt.Fprintf(&b, "    %s %s: %s\n", ce.Sample, rowNames[ce.Row], ce.Why)
+			fmt.Fprintf(&b, "    %s %s: %s\n", shown(ce.Sample), rowNames[ce.Row], shown(ce.Why))
 		}
 	}
 	if len(c.Triage) > 0 {
 		b.WriteString("  triage, in the scorecard's order\n")
 		for _, t := range c.Triage {
-			fmt.Fprintf(&b, "    %s\n", t)
+			fmt.Fprintf(&b, "    %s\n", shown(t))
 		}
 	}
 	verdict := paint("PASS", green, color)

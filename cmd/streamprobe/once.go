@@ -104,6 +104,9 @@ func (f *onceFlags) drillOptions() (probe.Drill, error) {
 		}
 		d.StaleHeaders = append(d.StaleHeaders, probe.HeaderMatch{Name: m[0], Value: m[1]})
 	}
+	if i := resumeclient.InvalidHeaderByte(f.staleID); i >= 0 {
+		return d, fmt.Errorf("-stale-id %q holds the byte 0x%02x at offset %d, which no HTTP header may carry: it is sent as Last-Event-ID", f.staleID, f.staleID[i], i)
+	}
 	if f.drill == "" {
 		return d, nil
 	}
@@ -206,6 +209,11 @@ func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Samp
 			return t, s, fmt.Errorf("-bearer-env: environment variable %s is not set", f.bearerEnv)
 		}
 		h.Set("Authorization", "Bearer "+v)
+	}
+	for k, vs := range h {
+		if i := resumeclient.InvalidHeaderByte(vs[0]); i >= 0 {
+			return t, s, fmt.Errorf("header %s: its value holds the byte 0x%02x at offset %d, which no HTTP header may carry", k, vs[0][i], i)
+		}
 	}
 	var body []byte
 	if f.body != "" {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
 // printRecord writes r as one JSON line, or as a summary for people. In the
@@ -91,27 +91,10 @@ func shownRecord(r probe.Record) probe.Record {
 	return r
 }
 
-// shown escapes what a terminal would act on: C0 and C1 control characters
-// (ESC, CR, BEL...), DEL, bidi controls and invalid UTF-8 are written as
-// \x1b or \u202e, so they can be seen but do nothing.
-func shown(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < ' ', r >= 0x7f && r <= 0x9f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c, r == 0x2028, r == 0x2029:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
+// shown is a text of the record as a terminal may print it: the record's
+// texts from the network already passed resumeclient.Scrub, the one gate;
+// this pass keeps the rule for every field printed.
+func shown(s string) string { return resumeclient.Scrub(s, nil, 0) }
 
 func msText(v *float64) string {
 	if v == nil {
