@@ -116,7 +116,7 @@ func redact(s string, pats []string) string {
 	if len(pats) == 0 {
 		return s
 	}
-	v := decodeView(s)
+	views := decodeViews(s)
 	var spans [][2]int
 	for _, p := range pats {
 		for i := 0; ; {
@@ -127,7 +127,7 @@ func redact(s string, pats []string) string {
 			spans = append(spans, [2]int{i + j, i + j + len(p)})
 			i += j + len(p)
 		}
-		if v.escaped {
+		for _, v := range views {
 			for i := 0; ; {
 				j := strings.Index(v.dec[i:], p)
 				if j < 0 {
@@ -138,17 +138,17 @@ func redact(s string, pats []string) string {
 			}
 		}
 	}
+partial:
 	for _, p := range pats {
 		if at, ok := trailingStart(s, p); ok {
 			spans = append(spans, [2]int{at, len(s)})
 			break
 		}
-		if !v.escaped {
-			continue
-		}
-		if at, ok := trailingStart(v.dec, p); ok {
-			spans = append(spans, [2]int{v.from[at], len(s)})
-			break
+		for _, v := range views {
+			if at, ok := trailingStart(v.dec, p); ok {
+				spans = append(spans, [2]int{v.from[at], len(s)})
+				break partial
+			}
 		}
 	}
 	if len(spans) == 0 {
@@ -201,6 +201,33 @@ func (v *view) span(i, j int) [2]int {
 		end = v.cut
 	}
 	return [2]int{v.from[i], end}
+}
+
+// maxEscapeDepth is how many times over a text is decoded: an error that
+// quotes (%q) a JSON text escapes its escapes once more.
+const maxEscapeDepth = 3
+
+// decodeViews returns the text decoded once, twice..., each view mapped
+// back to the text, while decoding changes it.
+func decodeViews(s string) []view {
+	var out []view
+	v := decodeView(s)
+	for len(out) < maxEscapeDepth && v.escaped {
+		out = append(out, v)
+		w := decodeView(v.dec)
+		if !w.escaped {
+			break
+		}
+		c := view{dec: w.dec, escaped: true, cut: -1, from: make([]int, len(w.from)), to: make([]int, len(w.to))}
+		for i := range w.from {
+			c.from[i], c.to[i] = v.from[w.from[i]], v.to[w.to[i]-1]
+		}
+		if w.cut >= 0 || v.cut >= 0 {
+			c.cut = len(s)
+		}
+		v = c
+	}
+	return out
 }
 
 // decodeView decodes the escapes a server may put a secret in: %XX,

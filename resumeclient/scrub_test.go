@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -122,6 +123,10 @@ var encodings = map[string]func(string) string{
 		return strings.Trim(strings.ReplaceAll(string(b), "-", `\u002D`), `"`)
 	},
 	"js hex": func(s string) string { return strings.NewReplacer("-", `\x2d`).Replace(s) },
+	"quoted json": func(s string) string {
+		// An error that quotes (%q) a JSON text escapes its escapes again.
+		return strings.Trim(strconv.Quote(strings.NewReplacer("-", `\u002d`).Replace(s)), `"`)
+	},
 	"base64": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
 	"base64 offset 1": func(s string) string {
 		return base64.StdEncoding.EncodeToString([]byte("a" + s + "z"))
