@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -94,63 +95,170 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// typeError locates a value of the wrong TOML type for a field checked as
-// text (a duration, a schedule, a URL) — timeout = 5 — which the decoder
-// reports without a line or a key. It returns nil when none is found.
-func (c *Config) typeError(b []byte) error {
-	fields := map[string]reflect.Type{}
-	textFields(reflect.TypeFor[Config](), fields)
+// valueError finds the first value of the file that does not fit its
+// field: a value of the wrong TOML type (timeout = 5, samples = "short"),
+// or a text that its field's UnmarshalText refuses ("15 seconds"). The
+// decoder reports these too, but only as text; this walk knows the field
+// and gives the line, the key and a message for people. It returns nil
+// when every value fits (unknown keys are the strict decoder's to name).
+func (c *Config) valueError(b []byte) error {
 	var p unstable.Parser
 	p.Reset(b)
+	var table []string
 	for p.NextExpression() {
 		e := p.Expression()
-		if e.Kind != unstable.KeyValue {
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = keyParts(e)
+			continue
+		case unstable.KeyValue:
+		default:
 			continue
 		}
 		parts := keyParts(e)
+		ft, ok := fieldType(reflect.TypeFor[Config](), append(slices.Clone(table), parts...))
 		v := e.Value()
-		if len(parts) == 0 || v == nil || v.Kind == unstable.String {
+		if !ok || v == nil {
 			continue
 		}
-		ft, ok := fields[parts[len(parts)-1]]
-		if !ok {
+		msg := misfit(ft, v)
+		if msg == "" {
 			continue
 		}
 		line := lineOf(&p, e)
-		key := c.index.keyAt(line, parts)
-		want := `a duration string such as "30s"`
-		switch ft {
-		case reflect.TypeFor[Schedule]():
-			want = `a quoted duration ("1m") or cron expression ("*/5 * * * *")`
-		case reflect.TypeFor[URL]():
-			want = `a URL string`
-		}
-		raw := strings.TrimSpace(string(v.Data))
-		if raw == "" || len(raw) > 20 {
-			raw = "the value"
-		}
-		return &Error{File: c.file, Line: line, Key: key, Msg: fmt.Sprintf("%s is not a string: want %s", raw, want)}
+		return &Error{File: c.file, Line: line, Key: c.index.keyAt(line, parts), Msg: msg}
 	}
 	return nil
 }
 
-// textFields maps the TOML names of the fields checked as text to their
-// types, in t and the structs it holds.
-func textFields(t reflect.Type, out map[string]reflect.Type) {
-	text := []reflect.Type{reflect.TypeFor[Duration](), reflect.TypeFor[Schedule](), reflect.TypeFor[URL]()}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
-		ft := f.Type
-		for ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map || ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
+// fieldType is the type of the field at path (TOML names) in t.
+func fieldType(t reflect.Type, path []string) (reflect.Type, bool) {
+	for _, part := range path {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
+			t = t.Elem()
 		}
-		switch {
-		case name == "" || name == "-":
-		case slices.Contains(text, ft):
-			out[name] = ft
-		case ft.Kind() == reflect.Struct:
-			textFields(ft, out)
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Struct:
+			f, ok := tomlField(t, part)
+			if !ok {
+				return nil, false
+			}
+			t = f
+		default:
+			return nil, false
 		}
 	}
+	return t, true
+}
+
+func tomlField(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if n, _, _ := strings.Cut(f.Tag.Get("toml"), ","); n == name {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// misfit says why v cannot be decoded into a field of type t, or "".
+func misfit(t reflect.Type, v *unstable.Node) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		if v.Kind != unstable.String {
+			raw := strings.TrimSpace(string(v.Data))
+			if raw == "" || len(raw) > 20 {
+				raw = "the value"
+			}
+			want := `a duration string such as "30s"`
+			switch t {
+			case reflect.TypeFor[Schedule]():
+				want = `a quoted duration ("1m") or cron expression ("*/5 * * * *")`
+			case reflect.TypeFor[URL]():
+				want = `a URL string`
+			}
+			return fmt.Sprintf("%s is not a string: want %s", raw, want)
+		}
+		if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText(v.Data); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	ok := false
+	switch t.Kind() {
+	case reflect.String:
+		ok = v.Kind == unstable.String
+	case reflect.Int, reflect.Int64:
+		ok = v.Kind == unstable.Integer
+	case reflect.Float64:
+		ok = v.Kind == unstable.Float || v.Kind == unstable.Integer
+	case reflect.Bool:
+		ok = v.Kind == unstable.Bool
+	case reflect.Slice:
+		if ok = v.Kind == unstable.Array; ok {
+			for it := v.Children(); it.Next(); {
+				if msg := misfit(t.Elem(), it.Node()); msg != "" {
+					return msg
+				}
+			}
+		}
+	case reflect.Map:
+		if ok = v.Kind == unstable.InlineTable; ok {
+			for it := v.Children(); it.Next(); {
+				if kv := it.Node(); kv.Kind == unstable.KeyValue {
+					if msg := misfit(t.Elem(), kv.Value()); msg != "" {
+						return msg
+					}
+				}
+			}
+		}
+	default:
+		return ""
+	}
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("%s where %s belongs", tomlKind(v.Kind), goKind(t))
+}
+
+func tomlKind(k unstable.Kind) string {
+	switch k {
+	case unstable.String:
+		return "a string"
+	case unstable.Integer:
+		return "an integer"
+	case unstable.Float:
+		return "a number"
+	case unstable.Bool:
+		return "true or false"
+	case unstable.Array:
+		return "a list"
+	case unstable.InlineTable:
+		return "a table"
+	}
+	return "a date or time"
+}
+
+func goKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list of strings"
+	case reflect.Map:
+		return "a table of strings"
+	}
+	return "another type of value"
 }

@@ -196,40 +196,17 @@ func (c *Config) decodeError(err error, b []byte) error {
 		line, _ := e.Position()
 		return &Error{File: c.file, Line: line, Key: c.index.keyAt(line, e.Key()), Msg: "unknown key"}
 	}
+	// A value that does not fit its field, found by the walk that knows
+	// the field (the decoder's own message names Go types).
+	if ve := c.valueError(b); ve != nil {
+		return ve
+	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		line, _ := de.Position()
-		msg := plainDecodeError(strings.TrimPrefix(de.Error(), "toml: "))
-		return &Error{File: c.file, Line: line, Key: c.index.keyAt(line, de.Key()), Msg: msg}
+		return &Error{File: c.file, Line: line, Key: c.index.keyAt(line, de.Key()), Msg: strings.TrimPrefix(de.Error(), "toml: ")}
 	}
-	// A value of the wrong TOML type for a checked type (every = 5).
-	if te := c.typeError(b); te != nil {
-		return te
-	}
-	return &Error{File: c.file, Msg: strings.TrimPrefix(err.Error(), "toml: ") + " (check the types of the values)"}
-}
-
-var goTypeError = regexp.MustCompile(`^cannot decode TOML (\w+) into (?:struct field )?\S+ of type (\S+)$`)
-
-// plainDecodeError rewrites a decoder message that names Go types
-// ("cannot decode TOML string into struct field config.Target.MaxEventSize
-// of type int") into one for people ("a string where an integer
-// belongs"); the key and line are given by the caller.
-func plainDecodeError(msg string) string {
-	m := goTypeError.FindStringSubmatch(msg)
-	if m == nil {
-		return strings.ReplaceAll(msg, "github.com/streamprobe/streamprobe/", "")
-	}
-	want := map[string]string{"int": "an integer", "int64": "an integer", "float64": "a number", "bool": "true or false",
-		"string": "a string", "[]string": "a list of strings", "map[string]string": "a table of strings"}[m[2]]
-	if want == "" {
-		want = "another type of value"
-	}
-	got := map[string]string{"integer": "an integer", "float": "a number", "bool": "true or false", "boolean": "true or false", "array": "a list", "inline": "a table"}[m[1]]
-	if got == "" {
-		got = "a " + m[1]
-	}
-	return fmt.Sprintf("%s where %s belongs", got, want)
+	return &Error{File: c.file, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 }
 
 func (c *Config) setDefaults() {
@@ -459,7 +436,7 @@ func (c *Config) validateTarget(i int, getenv func(string) string) error {
 		errs = append(errs, c.errAt(key("drop_at"), "drop_at (%s) must be shorter than max_stream (%s)", t.DropAt.Duration, t.MaxStream.Duration))
 	}
 	if t.MaxChunks < 0 || t.MaxChunks > 10_000_000 {
-		return c.errAt(key("max_chunks"), "%d: want 0 (the default, 100000) to 10000000", t.MaxChunks)
+		errs = append(errs, c.errAt(key("max_chunks"), "%d: want 0 (the default, 100000) to 10000000", t.MaxChunks))
 	}
 	if t.MaxReconnects < 0 || t.MaxReconnects > 100 {
 		errs = append(errs, c.errAt(key("max_reconnects"), "%d: want 0 (the default, 5) to 100", t.MaxReconnects))

@@ -124,10 +124,15 @@ samples = ["huge"]
 // a Go type.
 func TestWrongTypeNamesNoGoType(t *testing.T) {
 	for value, want := range map[string]string{
-		`samples = "short"`:     "target[0].samples: a string where a list of strings belongs",
-		`max_event_size = 1.5`:  "target[0].max_event_size: a number where an integer belongs",
-		`builtin = "yes"`:       "target[0].builtin: a string where true or false belongs",
-		`max_reconnects = true`: "target[0].max_reconnects: true or false where an integer belongs",
+		`samples = "short"`:      "target[0].samples: a string where a list of strings belongs",
+		`max_event_size = 1.5`:   "target[0].max_event_size: a number where an integer belongs",
+		`builtin = "yes"`:        "target[0].builtin: a string where true or false belongs",
+		`max_reconnects = true`:  "target[0].max_reconnects: true or false where an integer belongs",
+		`samples = ["short", 3]`: "target[0].samples: an integer where a string belongs",
+		`headers = {X-A = 1}`:    "target[0].headers: an integer where a string belongs",
+		`stale_headers = "x"`:    "target[0].stale_headers: a string where a list of strings belongs",
+		`drop_at = "soon"`:       `target[0].drop_at: "soon" is not a duration (want e.g. "30s", "1m")`,
+		`resume_on_drop = 1`:     "target[0].resume_on_drop: an integer where true or false belongs",
 	} {
 		_, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n"+value+"\n"), env(nil))
 		if err == nil || err.Error() != "p.toml:4: "+want {
@@ -178,5 +183,24 @@ X-Api-Key = "B_HDR"
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("the error quotes the secret %q", secret)
 		}
+	}
+}
+
+// A bad max_chunks hides no other error of its target (it used to return
+// at once, masking an inline secret and a missing bearer_file).
+func TestEveryErrorOfATargetIsReported(t *testing.T) {
+	_, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\nmax_chunks = -1\nbearer_file = \"/nonexistent/key\"\n[target.headers]\nAuthorization = \"Bearer x\"\n"), env(nil))
+	for _, want := range []string{"p.toml:4: target[0].max_chunks", "p.toml:5: target[0].bearer_file", "p.toml:7: target[0].headers.Authorization"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
+	}
+}
+
+// A table value in [target.headers] that is not a string names its key.
+func TestHeaderTableValueType(t *testing.T) {
+	_, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n[target.headers]\nX-A = 1\n"), env(nil))
+	if err == nil || err.Error() != "p.toml:5: target[0].headers.X-A: an integer where a string belongs" {
+		t.Errorf("got %v", err)
 	}
 }
