@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -68,6 +68,9 @@ type Daemon struct {
 	dropLog   atomic.Int64  // when a results log drop was last logged (Unix ns)
 
 	backoff  map[string]time.Time // job name -> no run before (Retry-After)
+	plans    map[string]*jobPlan  // job name -> how the running scheduler has it (schedule.go)
+	fired    map[string]fired     // job name -> when its task last fired, in which scheduler
+	gen      uint64               // the running scheduler's generation, 1 at start
 	stopping bool                 // Run is shutting down: no run may start
 
 	pushMu      sync.Mutex
@@ -198,7 +201,9 @@ func (d *Daemon) ReloadFailed(err error) {
 // again on every reload, so a rotated log is let go), the listen address
 // when it changed (the new one is bound before the old one is closed),
 // the scheduler. Then the swap: the new scheduler starts and the old one
-// stops (its runs in flight finish), the concurrency limit is resized,
+// stops (its runs in flight finish; no run starts because of the reload:
+// every job the daemon already ran keeps its next run, see schedule.go),
+// the concurrency limit is resized,
 // the push loop takes the push settings, and the metrics take the new
 // labels and budgets and drop the series of removed jobs.
 func (d *Daemon) apply(cfg *config.Config) (err error) {
@@ -216,6 +221,7 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 		builtinURL = d.builtin.URL
 	}
 	curListen, first := d.listen, d.sched == nil
+	gen, plans, last := d.gen+1, d.plans, maps.Clone(d.fired)
 	d.mu.Unlock()
 	jobs, err := jobs.Build(cfg, builtinURL, d.getenv)
 	if err != nil {
@@ -253,16 +259,21 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
+	now, newPlans := d.clock().Now(), map[string]*jobPlan{}
 	for _, j := range jobs {
-		if err := d.schedule(s, j); err != nil {
+		f, ok := last[j.Name]
+		p, err := d.schedule(s, j, gen, plans[j.Name], f, ok, now)
+		if err != nil {
 			s.Shutdown()
 			return fmt.Errorf("job %s: %w", j.Name, err)
 		}
+		newPlans[j.Name] = p
 	}
 
 	d.mu.Lock()
 	old, oldSrv := d.sched, (*http.Server)(nil)
 	d.sched, d.cfg = s, cfg
+	d.plans, d.gen = newPlans, gen
 	if first || cfg.Listen != curListen {
 		oldSrv, d.srv, d.listen = d.srv, nil, cfg.Listen
 		if ln != nil {
@@ -306,49 +317,6 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 	}
 	d.Log.Info("scheduled", "jobs", len(jobs), "max_concurrent", cfg.MaxConcurrent)
 	return nil
-}
-
-func (d *Daemon) schedule(s gocron.Scheduler, j jobs.Job) error {
-	every := j.Conf.Every
-	if j.Drill.Name != "" {
-		every = j.Conf.DrillEvery
-	}
-	jitter := j.Conf.Jitter.Duration
-	var def gocron.JobDefinition
-	switch {
-	case every.Cron != "":
-		def = gocron.CronJob(every.Cron, false)
-	case jitter == 0:
-		def = gocron.DurationJob(every.Every)
-	default:
-		// The interval varies by up to the jitter, so hosts that started
-		// together drift apart.
-		def = gocron.DurationRandomJob(every.Every, every.Every+jitter)
-	}
-	// The first run of an interval job waits a random 0..jitter, so hosts
-	// started together do not fire together; a cron job waits that long
-	// at every run. The wait is taken in the task: a start time given to
-	// gocron would be postponed by a whole interval if it passed before
-	// the scheduler started.
-	var delay func() time.Duration
-	if jitter > 0 {
-		var started atomic.Bool
-		delay = func() time.Duration {
-			if every.Cron == "" && started.Swap(true) {
-				return 0
-			}
-			return rand.N(jitter)
-		}
-	}
-	// No gocron singleton mode: its guarantee holds per scheduler only,
-	// and its skips are silent. runJob's busy flag holds across reloads
-	// and counts every skip.
-	opts := []gocron.JobOption{gocron.WithName(j.Name)}
-	if every.Cron == "" {
-		opts = append(opts, gocron.WithStartAt(gocron.WithStartImmediately()))
-	}
-	_, err := s.NewJob(def, gocron.NewTask(func() { d.runJob(j, delay) }), opts...)
-	return err
 }
 
 // runJob runs one job now, within the host's concurrency bound, unless a
