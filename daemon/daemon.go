@@ -359,6 +359,13 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 			return
 		}
 	}
+	// Decided before a slot is taken or the lag recorded: a skipped run
+	// holds no slot another job could use, and is no lag.
+	if until, ok := d.notBefore(j.Name); ok {
+		d.Metrics.Skipped(j).Inc()
+		d.Log.Debug("run skipped: the target asked to wait (Retry-After)", "job", j.Name, "until", until.UTC().Format(time.RFC3339))
+		return
+	}
 	due, delayed := time.Now(), false
 	if !d.slots.tryAcquire() {
 		delayed = true
@@ -373,11 +380,6 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 		return // the shutdown began while this run waited
 	}
 	d.Metrics.Started(time.Since(due), delayed)
-	if until, ok := d.notBefore(j.Name); ok {
-		d.Metrics.Skipped(j).Inc()
-		d.Log.Debug("run skipped: the target asked to wait (Retry-After)", "job", j.Name, "until", until.UTC().Format(time.RFC3339))
-		return
-	}
 	res := j.Run(ctx, d.Client)
 	d.record(res.Record, ctx.Err() != nil)
 	if ctx.Err() == nil {
