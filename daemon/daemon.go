@@ -13,12 +13,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
@@ -74,6 +72,7 @@ type Daemon struct {
 	stopping bool                 // Run is shutting down: no run may start
 
 	pushMu      sync.Mutex
+	pushTr      *http.Transport // the push's own (push.go)
 	lastPushErr string
 	lastPushAt  time.Time
 	lastPushOK  time.Time // the last push that succeeded
@@ -168,6 +167,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	stopPush()
 	<-pushDone
 	d.push(context.Background()) // the last numbers, cumulative as always
+	d.pushTransport().CloseIdleConnections()
 	d.mu.Lock()
 	srv := d.srv
 	d.mu.Unlock()
@@ -487,32 +487,21 @@ func (d *Daemon) pushLoop(ctx context.Context) {
 	}
 }
 
-// push sends the set once. Counters and buckets are cumulative, so a
-// failed push loses nothing: the next one carries it.
+// push sends the set once (sendPush). Counters and buckets are
+// cumulative, so a failed push loses nothing: the next one carries it.
 func (d *Daemon) push(ctx context.Context) {
 	p := d.pushConfig()
 	if p.URL.URL == nil {
 		return
 	}
-	opts := &metrics.PushOptions{Method: http.MethodPost}
-	for k, v := range p.Headers {
-		opts.Headers = append(opts.Headers, k+": "+v)
-	}
-	if auth, err := config.Secret(p.AuthorizationEnv, p.AuthorizationFile, d.getenv); err != nil {
-		d.Log.Error("push: authorization", "err", err)
-	} else if auth != "" {
-		opts.Headers = append(opts.Headers, "Authorization: "+auth)
-	}
-	pctx, cancel := context.WithTimeout(ctx, p.Timeout.Duration)
-	defer cancel()
-	err := d.Metrics.Set.PushMetrics(pctx, p.URL.String(), opts)
-	if err == nil && pctx.Err() != nil && ctx.Err() == nil {
-		err = fmt.Errorf("push to %s timed out after %s", p.URL.Redacted(), p.Timeout.Duration)
-	}
+	auth, err := config.Secret(p.AuthorizationEnv, p.AuthorizationFile, d.getenv)
 	if err != nil {
-		// The library quotes the URL; user info never reaches a log line
-		// or /healthz (a query string is refused at load time).
-		err = errors.New(strings.NewReplacer(p.URL.String(), p.URL.Redacted()).Replace(err.Error()))
+		d.Log.Error("push: authorization", "err", err)
+		auth = ""
+	}
+	err = d.sendPush(ctx, p, auth)
+	if errors.Is(err, errPushCancelled) {
+		return
 	}
 	d.pushMu.Lock()
 	d.lastPushAt = time.Now()
