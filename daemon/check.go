@@ -26,8 +26,9 @@ func Check(cfg *config.Config, getenv func(string) string) ([]jobs.Job, error) {
 	}
 	defer s.Shutdown()
 	d := &Daemon{}
+	now := d.clock().Now()
 	for _, j := range jobs {
-		if err := d.schedule(s, j); err != nil {
+		if _, err := d.schedule(s, j, 1, nil, fired{}, false, now); err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.Name, err)
 		}
 	}

@@ -9,16 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	"maps"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
@@ -68,9 +66,13 @@ type Daemon struct {
 	dropLog   atomic.Int64  // when a results log drop was last logged (Unix ns)
 
 	backoff  map[string]time.Time // job name -> no run before (Retry-After)
+	plans    map[string]*jobPlan  // job name -> how the running scheduler has it (schedule.go)
+	fired    map[string]fired     // job name -> when its task last fired, in which scheduler
+	gen      uint64               // the running scheduler's generation, 1 at start
 	stopping bool                 // Run is shutting down: no run may start
 
 	pushMu      sync.Mutex
+	pushTr      *http.Transport // the push's own (push.go)
 	lastPushErr string
 	lastPushAt  time.Time
 	lastPushOK  time.Time // the last push that succeeded
@@ -165,6 +167,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	stopPush()
 	<-pushDone
 	d.push(context.Background()) // the last numbers, cumulative as always
+	d.pushTransport().CloseIdleConnections()
 	d.mu.Lock()
 	srv := d.srv
 	d.mu.Unlock()
@@ -198,7 +201,9 @@ func (d *Daemon) ReloadFailed(err error) {
 // again on every reload, so a rotated log is let go), the listen address
 // when it changed (the new one is bound before the old one is closed),
 // the scheduler. Then the swap: the new scheduler starts and the old one
-// stops (its runs in flight finish), the concurrency limit is resized,
+// stops (its runs in flight finish; no run starts because of the reload:
+// every job the daemon already ran keeps its next run, see schedule.go),
+// the concurrency limit is resized,
 // the push loop takes the push settings, and the metrics take the new
 // labels and budgets and drop the series of removed jobs.
 func (d *Daemon) apply(cfg *config.Config) (err error) {
@@ -216,6 +221,7 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 		builtinURL = d.builtin.URL
 	}
 	curListen, first := d.listen, d.sched == nil
+	gen, plans, last := d.gen+1, d.plans, maps.Clone(d.fired)
 	d.mu.Unlock()
 	jobs, err := jobs.Build(cfg, builtinURL, d.getenv)
 	if err != nil {
@@ -253,16 +259,21 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
+	now, newPlans := d.clock().Now(), map[string]*jobPlan{}
 	for _, j := range jobs {
-		if err := d.schedule(s, j); err != nil {
+		f, ok := last[j.Name]
+		p, err := d.schedule(s, j, gen, plans[j.Name], f, ok, now)
+		if err != nil {
 			s.Shutdown()
 			return fmt.Errorf("job %s: %w", j.Name, err)
 		}
+		newPlans[j.Name] = p
 	}
 
 	d.mu.Lock()
 	old, oldSrv := d.sched, (*http.Server)(nil)
 	d.sched, d.cfg = s, cfg
+	d.plans, d.gen = newPlans, gen
 	if first || cfg.Listen != curListen {
 		oldSrv, d.srv, d.listen = d.srv, nil, cfg.Listen
 		if ln != nil {
@@ -308,49 +319,6 @@ func (d *Daemon) apply(cfg *config.Config) (err error) {
 	return nil
 }
 
-func (d *Daemon) schedule(s gocron.Scheduler, j jobs.Job) error {
-	every := j.Conf.Every
-	if j.Drill.Name != "" {
-		every = j.Conf.DrillEvery
-	}
-	jitter := j.Conf.Jitter.Duration
-	var def gocron.JobDefinition
-	switch {
-	case every.Cron != "":
-		def = gocron.CronJob(every.Cron, false)
-	case jitter == 0:
-		def = gocron.DurationJob(every.Every)
-	default:
-		// The interval varies by up to the jitter, so hosts that started
-		// together drift apart.
-		def = gocron.DurationRandomJob(every.Every, every.Every+jitter)
-	}
-	// The first run of an interval job waits a random 0..jitter, so hosts
-	// started together do not fire together; a cron job waits that long
-	// at every run. The wait is taken in the task: a start time given to
-	// gocron would be postponed by a whole interval if it passed before
-	// the scheduler started.
-	var delay func() time.Duration
-	if jitter > 0 {
-		var started atomic.Bool
-		delay = func() time.Duration {
-			if every.Cron == "" && started.Swap(true) {
-				return 0
-			}
-			return rand.N(jitter)
-		}
-	}
-	// No gocron singleton mode: its guarantee holds per scheduler only,
-	// and its skips are silent. runJob's busy flag holds across reloads
-	// and counts every skip.
-	opts := []gocron.JobOption{gocron.WithName(j.Name)}
-	if every.Cron == "" {
-		opts = append(opts, gocron.WithStartAt(gocron.WithStartImmediately()))
-	}
-	_, err := s.NewJob(def, gocron.NewTask(func() { d.runJob(j, delay) }), opts...)
-	return err
-}
-
 // runJob runs one job now, within the host's concurrency bound, unless a
 // run of the same job (of this config or of one before a reload) is not
 // done yet: then this one is skipped and counted.
@@ -391,6 +359,13 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 			return
 		}
 	}
+	// Decided before a slot is taken or the lag recorded: a skipped run
+	// holds no slot another job could use, and is no lag.
+	if until, ok := d.notBefore(j.Name); ok {
+		d.Metrics.Skipped(j).Inc()
+		d.Log.Debug("run skipped: the target asked to wait (Retry-After)", "job", j.Name, "until", until.UTC().Format(time.RFC3339))
+		return
+	}
 	due, delayed := time.Now(), false
 	if !d.slots.tryAcquire() {
 		delayed = true
@@ -405,11 +380,6 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 		return // the shutdown began while this run waited
 	}
 	d.Metrics.Started(time.Since(due), delayed)
-	if until, ok := d.notBefore(j.Name); ok {
-		d.Metrics.Skipped(j).Inc()
-		d.Log.Debug("run skipped: the target asked to wait (Retry-After)", "job", j.Name, "until", until.UTC().Format(time.RFC3339))
-		return
-	}
 	res := j.Run(ctx, d.Client)
 	d.record(res.Record, ctx.Err() != nil)
 	if ctx.Err() == nil {
@@ -517,32 +487,21 @@ func (d *Daemon) pushLoop(ctx context.Context) {
 	}
 }
 
-// push sends the set once. Counters and buckets are cumulative, so a
-// failed push loses nothing: the next one carries it.
+// push sends the set once (sendPush). Counters and buckets are
+// cumulative, so a failed push loses nothing: the next one carries it.
 func (d *Daemon) push(ctx context.Context) {
 	p := d.pushConfig()
 	if p.URL.URL == nil {
 		return
 	}
-	opts := &metrics.PushOptions{Method: http.MethodPost}
-	for k, v := range p.Headers {
-		opts.Headers = append(opts.Headers, k+": "+v)
-	}
-	if auth, err := config.Secret(p.AuthorizationEnv, p.AuthorizationFile, d.getenv); err != nil {
-		d.Log.Error("push: authorization", "err", err)
-	} else if auth != "" {
-		opts.Headers = append(opts.Headers, "Authorization: "+auth)
-	}
-	pctx, cancel := context.WithTimeout(ctx, p.Timeout.Duration)
-	defer cancel()
-	err := d.Metrics.Set.PushMetrics(pctx, p.URL.String(), opts)
-	if err == nil && pctx.Err() != nil && ctx.Err() == nil {
-		err = fmt.Errorf("push to %s timed out after %s", p.URL.Redacted(), p.Timeout.Duration)
-	}
+	auth, err := config.Secret(p.AuthorizationEnv, p.AuthorizationFile, d.getenv)
 	if err != nil {
-		// The library quotes the URL; user info never reaches a log line
-		// or /healthz (a query string is refused at load time).
-		err = errors.New(strings.NewReplacer(p.URL.String(), p.URL.Redacted()).Replace(err.Error()))
+		d.Log.Error("push: authorization", "err", err)
+		auth = ""
+	}
+	err = d.sendPush(ctx, p, auth)
+	if errors.Is(err, errPushCancelled) {
+		return
 	}
 	d.pushMu.Lock()
 	d.lastPushAt = time.Now()

@@ -26,8 +26,8 @@ import (
 )
 
 // TestMain fails the package when a goroutine outlives the tests. The
-// push (VictoriaMetrics/metrics) and the tests' own queries use the
-// default transport: its idle keep-alive connections are closed first.
+// tests' own queries use the default transport: its idle keep-alive
+// connections are closed first (the push has its own, closed by Run).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()

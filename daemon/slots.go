@@ -13,6 +13,7 @@ type slots struct {
 	limit int
 	used  int
 	peak  int           // the most slots ever held at once
+	taken int           // how many times a slot was taken
 	wake  chan struct{} // closed when a slot may have come free
 }
 
@@ -26,6 +27,7 @@ func (s *slots) tryAcquire() bool {
 		return false
 	}
 	s.used++
+	s.taken++
 	s.peak = max(s.peak, s.used)
 	return true
 }
@@ -78,6 +80,13 @@ func (s *slots) maxUsed() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.peak
+}
+
+// acquired is how many times a slot was taken.
+func (s *slots) acquired() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taken
 }
 
 // jobState is where a job's current run is.

@@ -1,0 +1,163 @@
+package daemon
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// What a failed push keeps of the endpoint's answer, so that no endpoint
+// can fill the daemon's memory, its log, /healthz or the status page.
+const (
+	// pushBodyRead is how much of a failed push's answer is read.
+	pushBodyRead = 1 << 10
+	// pushBodyShown is how much of that, scrubbed, the error quotes.
+	pushBodyShown = 256
+	// pushBodyWait bounds the time spent reading that much.
+	pushBodyWait = time.Second
+	// pushErrMax bounds the whole error text of a failed push.
+	pushErrMax = 512
+	// pushSecretMin is the shortest push header value treated as a
+	// secret: a shorter one would redact digits of status codes and
+	// ports, and is no secret anyway.
+	pushSecretMin = 4
+)
+
+// errPushCancelled is a push cut short because the daemon is stopping:
+// neither a success nor a failure.
+var errPushCancelled = errors.New("daemon: push cancelled")
+
+// pushTransport is the push's own transport, made on first use (Run
+// closes its idle connections when it returns).
+func (d *Daemon) pushTransport() *http.Transport {
+	d.pushMu.Lock()
+	defer d.pushMu.Unlock()
+	if d.pushTr == nil {
+		d.pushTr = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return d.pushTr
+}
+
+// sendPush writes the set in the Prometheus text format, gzipped, and
+// POSTs it to p.URL with p's headers and auth as its Authorization. It
+// follows no redirect to another host or scheme. A failure's error text is
+// bounded (pushErrMax) and scrubbed of auth, its token, every header value
+// and the URL's credentials, and names the URL without its user info.
+func (d *Daemon) sendPush(ctx context.Context, p config.Push, auth string) error {
+	var raw, body bytes.Buffer
+	d.Metrics.Set.WritePrometheus(&raw)
+	zw := gzip.NewWriter(&body)
+	zw.Write(raw.Bytes()) // a bytes.Buffer does not fail
+	zw.Close()
+
+	where := shownURL(p.URL.URL)
+	secrets := pushSecrets(p, auth)
+	fail := func(format string, args ...any) error {
+		return errors.New(resumeclient.Scrub("push to "+where+": "+fmt.Sprintf(format, args...), secrets, pushErrMax))
+	}
+	pctx, cancel := context.WithTimeout(ctx, p.Timeout.Duration)
+	defer cancel()
+	req, err := http.NewRequestWithContext(pctx, http.MethodPost, p.URL.String(), &body)
+	if err != nil {
+		return fail("%v", err)
+	}
+	req.Header.Set("Content-Type", "text/plain")
+	for k, v := range p.Headers {
+		req.Header.Set(k, v)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	req.Header.Set("Content-Encoding", "gzip")
+	client := &http.Client{Transport: d.pushTransport(), Timeout: p.Timeout.Duration, CheckRedirect: sameOrigin}
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text quotes the URL, user name included
+		}
+		var ne net.Error
+		switch {
+		case ctx.Err() != nil:
+			return errPushCancelled
+		case pctx.Err() != nil || errors.As(err, &ne) && ne.Timeout():
+			return fail("timed out after %s", p.Timeout.Duration)
+		}
+		return fail("%v", err)
+	}
+	defer resp.Body.Close()
+	// Read at most a prefix, for at most pushBodyWait: a huge or slow
+	// answer does not hold the push.
+	stop := time.AfterFunc(pushBodyWait, cancel)
+	defer stop.Stop()
+	if resp.StatusCode/100 == 2 {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, pushBodyRead))
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, pushBodyRead))
+	why := ""
+	if resp.StatusCode/100 == 3 {
+		why = " (a redirect is followed only to the same host)"
+	}
+	return fail("status %d%s; response %q", resp.StatusCode, why, resumeclient.Scrub(string(b), secrets, pushBodyShown))
+}
+
+// sameOrigin lets the push follow a redirect only to the same scheme and
+// host, as a browser keeps credentials to one origin.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 || req.URL.Scheme != via[0].URL.Scheme || req.URL.Host != via[0].URL.Host {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// shownURL is u as an error may name it: no user info.
+func shownURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
+
+// pushSecrets are the values a push error must never show: the
+// Authorization value and its token, the push headers' values, the URL's
+// password, its user info as written in a URL, and the Basic credentials
+// made of them.
+func pushSecrets(p config.Push, auth string) []string {
+	var s []string
+	if auth != "" {
+		s = append(s, auth)
+		if _, tok, ok := strings.Cut(auth, " "); ok && strings.TrimSpace(tok) != "" {
+			s = append(s, strings.TrimSpace(tok))
+		}
+	}
+	for _, v := range p.Headers {
+		if len(v) >= pushSecretMin {
+			s = append(s, v)
+		}
+	}
+	if u := p.URL.URL; u != nil && u.User != nil {
+		pw, _ := u.User.Password()
+		if pw != "" {
+			s = append(s, pw)
+		}
+		s = append(s, u.User.String()+"@")
+		if auth == "" {
+			// The client sends them as Basic credentials.
+			basic := base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pw))
+			s = append(s, "Basic "+basic, basic)
+		}
+	}
+	return s
+}
