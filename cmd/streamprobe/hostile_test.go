@@ -1,10 +1,19 @@
 package main
 
 import (
+	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/streamprobe/streamprobe/internal/hostile"
 )
@@ -115,6 +124,156 @@ func TestOnceHostileWalk(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// walkConfig is a config with one target per place and encoding of the
+// hostile server (resume drills where the place needs one), the key from
+// WALK_KEY, and extra (the daemon's settings).
+func walkConfig(srv *hostile.Server, pad int, extra string) string {
+	var b strings.Builder
+	b.WriteString(extra)
+	for _, place := range hostile.Places {
+		if place == hostile.PushAnswer {
+			continue
+		}
+		for _, enc := range []string{"raw", "percent", "json", "base64"} {
+			dialect, drills := "openai-chat", ""
+			switch place {
+			case hostile.EventID, hostile.Everywhere:
+				dialect, drills = "sse", `drills = ["duplicate"]`+"\nids = \"opaque\"\ndrop_after = 2\n"
+			case hostile.StaleHeader:
+				dialect, drills = "sse", `drills = ["stale"]`+"\ndrop_after = 2\n"
+			}
+			fmt.Fprintf(&b, "[[target]]\nname = %q\nurl = \"%s/%s/%s/%d/v1/chat/completions\"\ndialect = %q\nbearer_env = \"WALK_KEY\"\nsamples = [\"short\"]\n%severy = \"1h\"\njitter = \"0s\"\ntimeout = \"5s\"\n",
+				place+"-"+enc, srv.URL, place, enc, pad, dialect, drills)
+		}
+	}
+	return b.String()
+}
+
+// pushEcho is a push endpoint that keeps what it was sent and answers
+// 500 with a body that echoes the push's Authorization token, in each
+// encoding in turn.
+type pushEcho struct {
+	mu     sync.Mutex
+	bodies []string
+	n      int
+}
+
+func (p *pushEcho) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body io.Reader = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		if zr, err := gzip.NewReader(r.Body); err == nil {
+			body = zr
+		}
+	}
+	b, _ := io.ReadAll(body)
+	p.mu.Lock()
+	p.bodies = append(p.bodies, string(b))
+	encs := []string{"raw", "percent", "json", "base64"}
+	enc := hostile.Encodings[encs[p.n%len(encs)]]
+	p.n++
+	p.mu.Unlock()
+	w.WriteHeader(http.StatusInternalServerError)
+	fmt.Fprintf(w, `{"error":"bad token %s"}`, enc(hostile.Secret(r)))
+}
+
+// Every output of the daemon (its log, the results log, /, /healthz,
+// /metrics, what it pushes), then of check and report over what it
+// measured, in every format they write, shows no piece of the key echoed
+// in every place and encoding (the push token too), and no control
+// character.
+func TestHostileWalkEveryOutput(t *testing.T) {
+	srv, err := hostile.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	push := &pushEcho{}
+	pushSrv := httptest.NewServer(push)
+	defer pushSrv.Close()
+	t.Setenv("WALK_KEY", walkKey)
+	t.Setenv("WALK_PUSH", "Bearer "+walkKey)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+	for _, pad := range []int{0, 100, 480} {
+		dir := t.TempDir()
+		log := dir + "/results.jsonl"
+		daemonCfg := fmt.Sprintf("listen = %q\nresults_log = %q\n[log]\nformat = \"json\"\nlevel = \"debug\"\n[push]\nurl = \"%s/api/v1/import/prometheus\"\ninterval = \"1s\"\ntimeout = \"1s\"\nauthorization_env = \"WALK_PUSH\"\n",
+			listen, log, pushSrv.URL)
+		cfg := writeConfig(t, walkConfig(srv, pad, daemonCfg))
+		outputs := map[string]string{}
+		jobs := strings.Count(walkConfig(srv, pad, ""), "[[target]]") + strings.Count(walkConfig(srv, pad, ""), "drills =")
+		ctx, cancel := context.WithCancel(context.Background())
+		var out, errb lockedBuffer
+		done := make(chan int, 1)
+		go func() { done <- cmdRun(ctx, []string{"-config", cfg}, &out, &errb) }()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			b, _ := os.ReadFile(log)
+			push.mu.Lock()
+			pushes := len(push.bodies)
+			push.mu.Unlock()
+			if strings.Count(string(b), "\n") >= jobs && pushes >= 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cancel()
+				<-done
+				t.Fatalf("pad %d: %d of %d jobs ran, %d pushes:\n%s", pad, strings.Count(string(b), "\n"), jobs, pushes, errb.String())
+			}
+		}
+		for _, path := range []string{"/", "/healthz", "/metrics"} {
+			resp, err := http.Get("http://" + listen + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			outputs["GET "+path] = string(b)
+		}
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Fatalf("pad %d: run exited %d:\n%s", pad, code, errb.String())
+		}
+		outputs["daemon log"], outputs["daemon stdout"] = errb.String(), out.String()
+		b, _ := os.ReadFile(log)
+		outputs["results log"] = string(b)
+		push.mu.Lock()
+		outputs["push bodies"] = strings.Join(push.bodies, "\n")
+		push.bodies = nil
+		push.mu.Unlock()
+		if !strings.Contains(outputs["results log"], `"target":"body-raw"`) || (pad == 0 && !strings.Contains(outputs["results log"], "[redacted]")) || !strings.Contains(outputs["GET /healthz"], "push") {
+			t.Fatalf("pad %d: the daemon did not meet the hostile server:\n%.2000s\n%s", pad, outputs["results log"], outputs["GET /healthz"])
+		}
+
+		_, outputs["check text"], outputs["check stderr"] = runCmd(t, "check", "-config", cfg, "-runs", "1", "-junit", dir+"/check.xml", "-html", dir+"/check.html")
+		_, outputs["check json"], _ = runCmd(t, "check", "-config", cfg, "-runs", "1", "-json")
+		if !strings.Contains(outputs["check text"], "target body-raw") || (pad == 0 && !strings.Contains(outputs["check text"], "[redacted]")) {
+			t.Fatalf("pad %d: check did not probe the hostile targets:\n%s\n%s", pad, outputs["check text"], outputs["check stderr"])
+		}
+		_, outputs["report text"], outputs["report stderr"] = runCmd(t, "report", "-config", cfg, "-log", log, "-junit", dir+"/report.xml", "-html", dir+"/report.html")
+		_, outputs["report json"], _ = runCmd(t, "report", "-config", cfg, "-log", log, "-json")
+		for _, f := range []string{"check.xml", "check.html", "report.xml", "report.html"} {
+			b, err := os.ReadFile(dir + "/" + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outputs[f] = string(b)
+		}
+		for name, out := range outputs {
+			if p := shownKey(out); p != "" {
+				i := strings.Index(out, strings.TrimPrefix(p[strings.Index(p, ": ")+2:], ""))
+				t.Errorf("pad %d: %s shows %q: ...%s...", pad, name, p, out[max(0, i-200):min(len(out), i+100)])
+			}
+			if strings.ContainsAny(out, "\x07\u202e") || (!strings.HasSuffix(name, "text") && strings.Contains(out, "\x1b")) {
+				t.Errorf("pad %d: %s holds a control character", pad, name)
+			}
 		}
 	}
 }
