@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -39,9 +40,58 @@ func TestBufferingFromBursts(t *testing.T) {
 	}
 }
 
+// A whole answer released at once over loopback (40 chunks in one write a
+// second after the headers) is named as one burst; a stream at the
+// reference server's 40 ms, a fast one at 5 ms and a 2-chunk answer are
+// not flagged.
+func TestBufferingOneBurst(t *testing.T) {
+	t.Parallel()
+	evenly := func(n int, first, step float64) []ssetest.Step {
+		at := make([]float64, n)
+		for i := range at {
+			at[i] = first + step*float64(i)
+		}
+		return ssetest.Events(ssetest.Ms(at...), time.Duration(first+step*float64(n))*time.Millisecond)
+	}
+	for _, tt := range []struct {
+		name     string
+		schedule []ssetest.Step
+		chunks   int
+		want     bool
+	}{
+		{"40 chunks in one write", ssetest.Bursts(40, time.Second), 40, true},
+		{"the reference server's 40 ms gaps", DemoDrillSchedule(), 12, false},
+		{"a fast real stream, 5 ms gaps", evenly(40, 50, 5), 40, false},
+		{"a 2-chunk answer in one write", ssetest.Bursts(2, 100*time.Millisecond), 2, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, ssetest.NewUnstarted(tt.schedule))
+			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
+			if rec.Outcome != Success || rec.Chunks != tt.chunks {
+				t.Fatalf("outcome %s (%s), %d chunks, want %d", rec.Outcome, rec.Error, rec.Chunks, tt.chunks)
+			}
+			b, ok := rec.Buffering()
+			if ok != tt.want {
+				t.Fatalf("suspected %v, want %v: %s (gaps %v)", ok, tt.want, b, rec.Gaps.Values)
+			}
+			if ok && (b.Bursts != 1 || !strings.HasPrefix(b.String(), "one burst: the chunks came together; 39 of 39 gaps under 2 ms")) {
+				t.Errorf("bursts %d, %q", b.Bursts, b)
+			}
+		})
+	}
+}
+
 func TestBufferingRule(t *testing.T) {
 	rec := func(headers, tfc float64, gaps ...float64) Record {
 		return Record{HeadersMs: &headers, TFCMs: &tfc, Gaps: Gaps{Count: len(gaps), Values: gaps}}
+	}
+	same := func(n int, g float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = g
+		}
+		return out
 	}
 	for _, tc := range []struct {
 		name   string
@@ -56,6 +106,14 @@ func TestBufferingRule(t *testing.T) {
 		{"near-zero gaps are a minority", rec(5, 900, 0.1, 30, 30, 30, 600), false, 2},
 		{"too few gaps to tell", rec(5, 900, 0.1, 0.1), false, 1},
 		{"no gap values (a record read back from JSON)", Record{Gaps: Gaps{Count: 9}}, false, 1},
+		{"held whole, headers too (nginx's defaults)", rec(1052, 1052, same(9, 0)...), true, 1},
+		{"one burst of 40, first chunk right after the headers", rec(5, 6, same(39, 0.01)...), true, 1},
+		{"one burst with a few real gaps (36 of 39)", rec(5, 6, append(same(36, 0), 30, 30, 30)...), true, 1},
+		{"too few gaps for one burst (7)", rec(5, 6, same(7, 0)...), false, 1},
+		{"near-zero gaps under 90% (33 of 39)", rec(5, 6, append(same(33, 0), same(6, 30)...)...), false, 1},
+		{"the reference server's 40 ms gaps", rec(5, 412, same(39, 40)...), false, 1},
+		{"a fast real stream, 5 ms gaps", rec(5, 50, same(39, 5)...), false, 1},
+		{"a 2-chunk answer", rec(5, 5, 0), false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, ok := tc.r.Buffering()

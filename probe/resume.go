@@ -136,7 +136,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.classify(d.Err)
 		return false
 	}
-	id, ok := r.resumeID(byServer)
+	id, ok := r.resumeID(d.Err, byServer)
 	if !ok {
 		return false
 	}
@@ -150,8 +150,12 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		return false
 	}
 	d.Next, d.Wait, r.resumeReq = next, 0, next
+	r.retryWait = 0
 	if byServer && d.HasRetry {
-		d.Wait = min(d.Retry, maxServerRetry)
+		if !r.serverWait(d.Retry) {
+			return false
+		}
+		d.Wait = r.retryWait
 	}
 	r.ended = false
 	r.rec.LastEventIDSent = id
@@ -179,6 +183,33 @@ func (r *run) unsendable(id string, err error) {
 	r.fail(UpstreamError, "cannot resume: the last event id holds the byte 0x%02x, which no HTTP header may carry", id[i])
 }
 
+// serverWait takes the wait the server's retry field asks for before a
+// resume, capped at maxServerRetry. A retry longer than what is left of the
+// run's deadline ends the run at once, named as the server's: a client
+// that honours it cannot finish in time, and sleeping into the timeout
+// would report the probe's own wait as a target that went silent.
+func (r *run) serverWait(retry time.Duration) bool {
+	wait := min(retry, maxServerRetry)
+	if dl, ok := r.ctx.Deadline(); ok && wait > 0 {
+		if left := time.Until(dl); retry > left {
+			r.fail(UpstreamError, "the server asked (retry: %d) for a %s wait before reconnecting, longer than the %s left of the run's timeout",
+				retry.Milliseconds(), retry, max(left, 0).Round(100*time.Millisecond))
+			return false
+		}
+	}
+	r.retryAsked, r.retryWait, r.retryUntil = retry, wait, time.Now().Add(wait)
+	return true
+}
+
+// waitNote names the server's retry wait when the run ended during it,
+// for a timeout's message; it is empty otherwise.
+func (r *run) waitNote() string {
+	if r.retryWait <= 0 || time.Now().After(r.retryUntil) {
+		return ""
+	}
+	return fmt.Sprintf(", while waiting %s before reconnecting, as the server asked (retry: %d)", r.retryWait, r.retryAsked.Milliseconds())
+}
+
 // serverDrop reports whether a connection ended in a way a client
 // resumes from.
 func serverDrop(err error) bool {
@@ -186,8 +217,9 @@ func serverDrop(err error) bool {
 }
 
 // resumeID picks the cursor the next connection resumes from: the last
-// dispatched one, or what the drill's step asks for.
-func (r *run) resumeID(byServer bool) (string, bool) {
+// dispatched one, or what the drill's step asks for. With none, the run
+// ends on the drop's own cause (dropErr), and why it was not resumed.
+func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
 	last := r.cursor
 	if last == "" {
 		why := "no event id to resume from"
@@ -197,9 +229,17 @@ func (r *run) resumeID(byServer bool) (string, bool) {
 		if r.drill != DrillNone {
 			r.rec.Verdict = VerdictNotSupported
 			r.rec.ResumeDetail = "the target sent no event ids before the drop: there is nothing to resume from"
+		}
+		switch {
+		case !byServer:
 			r.fail(UpstreamError, "dropped for the %s drill, and %s", r.drill, why)
-		} else {
+		case errors.Is(dropErr, io.EOF):
 			r.fail(UpstreamError, "stream closed by the server before the end marker, with %s", why)
+		default:
+			// A broken connection or a read timeout: the transport's
+			// error is the cause.
+			r.classify(dropErr)
+			r.rec.Error += "; not resumed: " + why
 		}
 		return "", false
 	}
@@ -248,6 +288,9 @@ func (r *run) sessionEnded(err error) {
 		return
 	}
 	r.classify(err)
+	if r.rec.Outcome == Timeout {
+		r.rec.Error += r.waitNote()
+	}
 }
 
 // finishResume fills the resume fields of the record.

@@ -131,6 +131,10 @@ type run struct {
 	resumeReq     resumeclient.Request // the request of the last resume
 	connRetries   int                  // failed attempts at that resume in a row
 	cursorCleared bool                 // the last id field was empty
+
+	retryAsked time.Duration // the server's retry field at the last resume
+	retryWait  time.Duration // the wait taken from it (0: none)
+	retryUntil time.Time     // when that wait ends
 }
 
 func (r *run) fail(o Outcome, format string, args ...any) {

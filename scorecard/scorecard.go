@@ -551,6 +551,9 @@ func burstText(ce *Cell) string {
 		return "no suspected run"
 	}
 	s := fmt.Sprintf("%.0f burst(s) per run (p50)", *ce.BurstsP50)
+	if *ce.BurstsP50 == 1 {
+		s = "one burst per run (p50): the chunks came together"
+	}
 	if ce.FreezeMaxMs != nil {
 		s += fmt.Sprintf(" split by freezes up to %s", msText(*ce.FreezeMaxMs))
 	}
@@ -644,7 +647,13 @@ func (c *Card) prompt() string {
 	if ratio >= 1.5 {
 		return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): TFC tracks prompt length, a prefill problem", msText(*long.P50), msText(*short.P50), ratio)
 	}
-	return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): flat across prompt sizes; if high, queueing or buffering", msText(*long.P50), msText(*short.P50), ratio)
+	flat := fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): flat across prompt sizes", msText(*long.P50), msText(*short.P50), ratio)
+	for _, s := range []string{"short", "long"} {
+		if b := c.cell("buffering", s); b != nil && b.Over {
+			return flat + "; suspected proxy buffering (see the buffering row): the TFC is when the proxy let the answer go, not when the model started"
+		}
+	}
+	return flat + "; if high, queueing or buffering"
 }
 
 // setupMs is a run's DNS+TCP+TLS, when it paid for a connection.

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/streamprobe/streamprobe/internal/nginxtest"
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+// The finding of issue 15, behind a real nginx with its defaults in front
+// of the built-in reference target: nginx holds each short answer whole,
+// headers included, and the long one in two reads. check exits 1 on the
+// two buffering cells alone, names one burst, and triage step 3 names the
+// buffering for the flat TFC; once names it too. With proxy_buffering off
+// the same target passes and names no buffering.
+func TestCheckNamesBufferingBehindNginx(t *testing.T) {
+	t.Parallel()
+	nginxtest.Bin(t)
+	up := probe.NewDemoServer()
+	up.Start()
+	t.Cleanup(up.Close)
+	// Budgets that the reference target's own stream meets, so that only
+	// the proxy can turn a cell red (its stalls are by design: no stall
+	// budget).
+	cfg := func(url string) string {
+		return writeConfig(t, fmt.Sprintf(`[[target]]
+name = "nginx"
+url = %q
+dialect = "openai-chat"
+samples = ["short", "long"]
+[budget.short]
+tfc = "2s"
+gap = "300ms"
+tail = "3s"
+stall_share = 1.0
+[budget.long]
+tfc = "2s"
+gap = "400ms"
+tail = "3s"
+stall_share = 1.0
+`, url))
+	}
+	t.Run("nginx defaults", func(t *testing.T) {
+		t.Parallel()
+		px := nginxtest.Start(t, up.URL, "")
+		code, stdout, stderr := runCmd(t, "check", "-config", cfg(px.URL), "-runs", "2", "-concurrency", "2")
+		if code != exitFail {
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+		}
+		for _, want := range []string{
+			"short buffering: suspected proxy buffering in 2 of 2 runs: one burst per run (p50): the chunks came together, gaps under 2 ms inside them",
+			"long buffering: suspected proxy buffering in 2 of 2 runs: ",
+			"short, 3. TFC vs prompt size: long p50 ",
+			"flat across prompt sizes; suspected proxy buffering (see the buffering row)",
+			"verdict: FAIL (2 red cell(s), 0 failing drill(s))",
+		} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("check output lacks %q:\n%s", want, stdout)
+			}
+		}
+		if strings.Contains(stdout, "none ok") || strings.Contains(stdout, "queueing") {
+			t.Errorf("check misses the buffering:\n%s", stdout)
+		}
+		code, stdout, stderr = runCmd(t, "once", "-url", px.URL, "-dialect", "openai-chat", "-sample", "short")
+		if code != exitOK || !strings.Contains(stdout, "suspected proxy buffering: one burst: the chunks came together; 9 of 9 gaps under 2 ms") {
+			t.Errorf("once: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+	})
+	t.Run("proxy_buffering off", func(t *testing.T) {
+		t.Parallel()
+		px := nginxtest.Start(t, up.URL, "proxy_buffering off;")
+		code, stdout, stderr := runCmd(t, "check", "-config", cfg(px.URL), "-runs", "2", "-concurrency", "2")
+		if code != exitOK || strings.Count(stdout, "none ok") != 2 || strings.Contains(stdout, "suspected proxy buffering") {
+			t.Errorf("exit %d, want 0 and no buffering named\n%s\n%s", code, stdout, stderr)
+		}
+	})
+}

@@ -1,0 +1,77 @@
+package probe
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/internal/nginxtest"
+	"github.com/streamprobe/streamprobe/internal/ssetest"
+)
+
+// smallChat is a short OpenAI-style answer that fits nginx's first buffer
+// (one page, 4 KiB): 40 content chunks of about 60 bytes, 30 ms apart from
+// 100 ms, then [DONE] at 1.3 s.
+func smallChat() []ssetest.Step {
+	var steps []ssetest.Step
+	for i := range 40 {
+		steps = append(steps, ssetest.Step{At: time.Duration(100+30*i) * time.Millisecond, Data: fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"w%d"}}]}`, i)})
+	}
+	return append(steps, ssetest.Step{At: 1300 * time.Millisecond, Data: "[DONE]"})
+}
+
+// Behind a real nginx with its defaults (proxy_buffering on, HTTP/1.0 to
+// the upstream, so a body that ends with the connection), a short answer
+// is held whole, headers included: the 40 chunks come in one read when the
+// upstream is done, with no freeze and no late first chunk to see. The
+// record names it as one burst. The same answer is not flagged with
+// proxy_buffering off, with an upstream that says X-Accel-Buffering: no,
+// or over HTTP/1.1 to the upstream (nginx passes each chunk of a chunked
+// body on as it comes, buffering on or not).
+func TestNginxDefaultBufferingIsNamed(t *testing.T) {
+	t.Parallel()
+	nginxtest.Bin(t)
+	up := serve(t, ssetest.NewUnstarted(smallChat()))
+	noAccel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Accel-Buffering", "no")
+		up.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(noAccel.Close)
+	for _, tt := range []struct {
+		name, upstream, location string
+		buffered                 bool
+	}{
+		{"nginx defaults", up.URL, "", true},
+		{"proxy_buffering off", up.URL, "proxy_buffering off;", false},
+		{"upstream sends X-Accel-Buffering: no", noAccel.URL, "", false},
+		{"proxy_http_version 1.1, buffering on", up.URL, "proxy_http_version 1.1;", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			px := nginxtest.Start(t, tt.upstream, tt.location)
+			rec := runProbe(t, Target{Name: "nginx", URL: px.URL, Dialect: "openai-chat", Model: "m"}, "short", 15*time.Second).Record
+			if rec.Outcome != Success || rec.Chunks != 40 {
+				t.Fatalf("outcome %s (%s), %d chunks", rec.Outcome, rec.Error, rec.Chunks)
+			}
+			b, ok := rec.Buffering()
+			t.Logf("headers %v ms, TFC %v ms, gap p50 %v ms: buffering %v: %s", deref(rec.HeadersMs), deref(rec.TFCMs), deref(rec.Gaps.P50Ms), ok, b)
+			if ok != tt.buffered {
+				t.Fatalf("suspected buffering %v, want %v: %s", ok, tt.buffered, b)
+			}
+			if tt.buffered {
+				// Held until the upstream's last chunk went out (at 1.27 s):
+				// headers and chunks together, and no gap the user saw.
+				if rec.HeadersMs == nil || *rec.HeadersMs < 1000 || b.Bursts != 1 || b.Freezes != 0 || !strings.HasPrefix(b.String(), "one burst: the chunks came together; ") {
+					t.Errorf("headers %v ms, %d bursts, %d freezes: %s", deref(rec.HeadersMs), b.Bursts, b.Freezes, b)
+				}
+				return
+			}
+			if rec.Gaps.P50Ms == nil || *rec.Gaps.P50Ms < 20 {
+				t.Errorf("gap p50 %v ms: the upstream's 30 ms gaps did not come through", deref(rec.Gaps.P50Ms))
+			}
+		})
+	}
+}
