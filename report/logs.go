@@ -3,13 +3,16 @@ package report
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 
@@ -19,15 +22,32 @@ type LogFile struct {
 	Path, Region string
 }
 
-// Logs are the runs read from results logs, by region and target.
+// Logs are the runs read from results logs, folded by region and target
+// as each line is read: memory grows with the regions, targets and
+// samples, never with the number of runs (scorecard.ClassBuilder).
 type Logs struct {
-	Runs map[string]map[string][]scorecard.Run
 	// Lines counts the lines read; Kept the runs selected; Outside the
 	// runs outside the window or the filters; Bad the lines that are not
-	// a record; NoTime the records without a readable started_at while a
-	// window was asked for; Shutdown the runs cut by a daemon's shutdown
-	// (logged, never counted as runs, as in the metrics).
-	Lines, Kept, Outside, Bad, NoTime, Shutdown int
+	// a record; Oversized the lines over MaxLine bytes, skipped unread;
+	// NoTime the records without a readable started_at while a window was
+	// asked for; Shutdown the runs cut by a daemon's shutdown (logged,
+	// never counted as runs, as in the metrics).
+	Lines, Kept, Outside, Bad, Oversized, NoTime, Shutdown int
+	// FirstOversized names the first line over MaxLine: "FILE line N".
+	FirstOversized string
+
+	cards   map[cardKey]*cardSum
+	regions map[string]bool
+}
+
+// cardKey is one card: a region and a target, region "" the fleet.
+type cardKey struct{ region, target string }
+
+// cardSum is one card's runs folded: plain runs by sample, drill runs by
+// drill.
+type cardSum struct {
+	classes map[string]*scorecard.ClassBuilder
+	drills  map[string]*scorecard.DrillSum
 }
 
 // logLine is a record as the results log holds it. Region and host are
@@ -39,12 +59,18 @@ type logLine struct {
 	Host   string `json:"host,omitempty"`
 }
 
-// maxLine bounds one line: a record with every gap of a long answer.
-const maxLine = 16 << 20
+// MaxLine bounds one line of a results log (a record with every gap of a
+// long answer): a longer line is skipped and counted, never buffered.
+const MaxLine = 16 << 20
 
-// ReadLogs reads the results logs and keeps the runs f selects.
+// MaxText bounds each text a card shows from a log (request id, error,
+// resume detail, names), after resumeclient.Scrub made it one line of
+// printable text.
+const MaxText = 1 << 10
+
+// ReadLogs reads the results logs and folds the runs f selects.
 func ReadLogs(files []LogFile, f Filter) (*Logs, error) {
-	l := &Logs{Runs: map[string]map[string][]scorecard.Run{}}
+	l := newLogs()
 	for _, lf := range files {
 		if err := l.read(lf, f); err != nil {
 			return nil, err
@@ -53,107 +79,206 @@ func ReadLogs(files []LogFile, f Filter) (*Logs, error) {
 	return l, nil
 }
 
+func newLogs() *Logs { return &Logs{cards: map[cardKey]*cardSum{}, regions: map[string]bool{}} }
+
 func (l *Logs) read(lf LogFile, f Filter) error {
 	fh, err := os.Open(lf.Path)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrLog, err)
 	}
 	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	for sc.Scan() {
+	lr := lineReader{r: bufio.NewReaderSize(fh, 64<<10), max: MaxLine}
+	var line logLine
+	for n := 1; ; n++ {
+		b, over, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %s line %d: %w", ErrLog, lf.Path, n, err)
+		}
 		l.Lines++
-		var line logLine
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || line.Target == "" || line.RequestID == "" {
+		if over {
+			if l.Oversized == 0 {
+				l.FirstOversized = fmt.Sprintf("%s line %d", lf.Path, n)
+			}
+			l.Oversized++
+			continue
+		}
+		// A fresh record each line (absent fields stay absent), reusing
+		// the gap values' array.
+		gaps := line.Gaps.Values[:0]
+		line = logLine{}
+		line.Gaps.Values = gaps
+		if err := json.Unmarshal(b, &line); err != nil || line.Target == "" || line.RequestID == "" {
 			l.Bad++
 			continue
 		}
-		if line.Error == "cancelled by shutdown" {
-			l.Shutdown++
-			continue
+		l.keep(lf, f, line)
+	}
+}
+
+// keep folds one record when f selects it.
+func (l *Logs) keep(lf LogFile, f Filter, line logLine) {
+	if line.Error == "cancelled by shutdown" {
+		l.Shutdown++
+		return
+	}
+	region := line.Region
+	if region == "" {
+		region = lf.Region
+	}
+	if region == "" {
+		region = NoRegion
+	}
+	if !f.Since.IsZero() || !f.Until.IsZero() {
+		at, err := time.Parse(time.RFC3339Nano, line.StartedAt)
+		if err != nil {
+			l.NoTime++
+			return
 		}
-		region := line.Region
-		if region == "" {
-			region = lf.Region
-		}
-		if region == "" {
-			region = NoRegion
-		}
-		if !f.Since.IsZero() || !f.Until.IsZero() {
-			at, err := time.Parse(time.RFC3339Nano, line.StartedAt)
-			if err != nil {
-				l.NoTime++
-				continue
-			}
-			if (!f.Since.IsZero() && at.Before(f.Since)) || (!f.Until.IsZero() && !at.Before(f.Until)) {
-				l.Outside++
-				continue
-			}
-		}
-		if !f.keep(region, line.Target) {
+		if (!f.Since.IsZero() && at.Before(f.Since)) || (!f.Until.IsZero() && !at.Before(f.Until)) {
 			l.Outside++
+			return
+		}
+	}
+	if !f.keep(region, line.Target) {
+		l.Outside++
+		return
+	}
+	l.add(bounded(region), line.Record)
+	l.Kept++
+}
+
+// bounded is a text of a log as a card may show it.
+func bounded(s string) string {
+	if len(s) <= MaxText && plain(s) {
+		return s
+	}
+	return resumeclient.Scrub(s, nil, MaxText)
+}
+
+// plain reports whether Scrub would leave s as it is: printable ASCII,
+// single spaces between words.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' ') || c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// add folds a record kept in region into its region's card and the
+// fleet's.
+func (l *Logs) add(region string, rec probe.Record) {
+	for _, p := range []*string{&rec.RequestID, &rec.Target, &rec.Sample, &rec.Drill, &rec.Error, &rec.ResumeDetail, (*string)(&rec.Outcome), (*string)(&rec.Verdict)} {
+		*p = bounded(*p)
+	}
+	l.regions[region] = true
+	for _, k := range []cardKey{{region, rec.Target}, {"", rec.Target}} {
+		cs := l.cards[k]
+		if cs == nil {
+			cs = &cardSum{classes: map[string]*scorecard.ClassBuilder{}, drills: map[string]*scorecard.DrillSum{}}
+			l.cards[k] = cs
+		}
+		if rec.Drill != "" && rec.Drill != probe.DrillNone {
+			d := cs.drills[rec.Drill]
+			if d == nil {
+				d = scorecard.NewDrillSum(rec.Drill)
+				cs.drills[rec.Drill] = d
+			}
+			d.Add(rec)
 			continue
 		}
-		if l.Runs[region] == nil {
-			l.Runs[region] = map[string][]scorecard.Run{}
+		cb := cs.classes[rec.Sample]
+		if cb == nil {
+			cb = scorecard.NewClassBuilder(rec.Sample)
+			cs.classes[rec.Sample] = cb
 		}
-		l.Runs[region][line.Target] = append(l.Runs[region][line.Target], scorecard.Run{Record: line.Record})
-		l.Kept++
+		cb.Add(rec)
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%w: %s line %d: %w", ErrLog, lf.Path, l.Lines+1, err)
+}
+
+// lineReader reads lines of any length: one over max bytes (its newline
+// left out) is skipped, its bytes read and dropped without being kept.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+// next is the next line without its newline, or over when it was longer
+// than max; io.EOF after the last line (which may lack its newline).
+func (lr *lineReader) next() (line []byte, over bool, err error) {
+	lr.buf = lr.buf[:0]
+	n := 0
+	for {
+		frag, err := lr.r.ReadSlice('\n')
+		n += len(frag)
+		end := err == nil
+		if end {
+			frag = frag[:len(frag)-1]
+			n--
+		}
+		switch {
+		case over:
+		case n > lr.max:
+			over, lr.buf = true, lr.buf[:0]
+		case end && len(lr.buf) == 0:
+			return frag, false, nil
+		default:
+			lr.buf = append(lr.buf, frag...)
+		}
+		switch {
+		case end:
+			return lr.buf, over, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+		case err == io.EOF && n > 0:
+			return lr.buf, over, nil
+		default:
+			return nil, false, err
+		}
 	}
-	return nil
 }
 
 // Regions lists the regions with runs, by name.
-func (l *Logs) Regions() []string { return slices.Sorted(maps.Keys(l.Runs)) }
+func (l *Logs) Regions() []string { return slices.Sorted(maps.Keys(l.regions)) }
 
 // Cards makes one card per region and target and, when there is more than
 // one region, one fleet card per target from every region's runs pooled.
 func (l *Logs) Cards(budgets map[string]scorecard.Budget) []*scorecard.Card {
 	var cards []*scorecard.Card
-	fleet := map[string][]scorecard.Run{}
-	for _, region := range l.Regions() {
-		for target, runs := range l.Runs[region] {
-			c := card(target, runs, budgets)
-			c.Region = region
-			c.Source = "results logs"
-			cards = append(cards, c)
-			fleet[target] = append(fleet[target], runs...)
+	for k, cs := range l.cards {
+		if k.region == "" && len(l.regions) < 2 {
+			continue
 		}
-	}
-	if len(l.Runs) > 1 {
-		for target, runs := range fleet {
-			c := card(target, runs, budgets)
-			c.Fleet, c.Source = true, fmt.Sprintf("results logs of %d regions", len(l.Runs))
-			cards = append(cards, c)
+		c := cs.card(k.target, budgets)
+		c.Region, c.Source = k.region, "results logs"
+		if k.region == "" {
+			c.Fleet, c.Source = true, fmt.Sprintf("results logs of %d regions", len(l.regions))
 		}
+		cards = append(cards, c)
 	}
 	order(cards)
 	return cards
 }
 
-// card builds the card of one target's runs: plain runs by sample, drill
-// runs summed per drill.
-func card(target string, runs []scorecard.Run, budgets map[string]scorecard.Budget) *scorecard.Card {
-	bySample, byDrill := map[string][]scorecard.Run{}, map[string][]scorecard.Run{}
+// card builds the card of one target: its classes in sample order, its
+// drills in drill order.
+func (cs *cardSum) card(target string, budgets map[string]scorecard.Budget) *scorecard.Card {
 	present := map[string]bool{}
-	for _, r := range runs {
-		if r.Record.Drill != "" && r.Record.Drill != probe.DrillNone {
-			byDrill[r.Record.Drill] = append(byDrill[r.Record.Drill], r)
-			continue
-		}
-		bySample[r.Record.Sample] = append(bySample[r.Record.Sample], r)
-		present[r.Record.Sample] = true
+	for s := range cs.classes {
+		present[s] = true
 	}
 	var classes []scorecard.Class
 	for _, s := range sampleOrder(present) {
-		classes = append(classes, scorecard.ClassOf(s, bySample[s]))
+		classes = append(classes, cs.classes[s].Class())
 	}
 	var drills []scorecard.Drill
-	for _, d := range drillOrder(slices.Collect(maps.Keys(byDrill))) {
-		drills = append(drills, scorecard.SumDrill(d, byDrill[d]))
+	for _, d := range drillOrder(slices.Collect(maps.Keys(cs.drills))) {
+		drills = append(drills, cs.drills[d].Drill())
 	}
 	return scorecard.BuildClasses(target, classes, drills, budgets)
 }

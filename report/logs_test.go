@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -128,12 +129,12 @@ func TestLogsCards(t *testing.T) {
 // The fleet's percentiles come from every run's value pooled, never from
 // the mean of the regions' percentiles, which would say another number.
 func TestFleetPercentilesArePooledNotAveraged(t *testing.T) {
-	l := &Logs{Runs: map[string]map[string][]scorecard.Run{"eu": {}, "us": {}}}
+	l := newLogs()
 	var pooled []float64
 	for i := range 10 {
 		a, b := 400+float64(i)*10, 500+float64(i)*10
-		l.Runs["eu"]["api"] = append(l.Runs["eu"]["api"], scorecard.Run{Record: rec("api", "short", i, a)})
-		l.Runs["us"]["api"] = append(l.Runs["us"]["api"], scorecard.Run{Record: rec("api", "short", i, b)})
+		l.add("eu", rec("api", "short", i, a))
+		l.add("us", rec("api", "short", i, b))
 		pooled = append(pooled, a, b)
 	}
 	cards := l.Cards(budgets)
@@ -159,5 +160,108 @@ func TestFleetPercentilesArePooledNotAveraged(t *testing.T) {
 	}
 	if cards[2].Pass {
 		t.Error("the fleet passed: its p95 TFC 580 ms is over the 550 ms budget")
+	}
+}
+
+// A line of any length never aborts the log: one over MaxLine (a 50 MB
+// line, in the middle or last without its newline) is skipped and counted,
+// and every other record is reported; a line of exactly MaxLine bytes is
+// read; a last line without a newline and an empty file are read as such.
+func TestLogsLinesOfAnyLength(t *testing.T) {
+	record := func(i int) string {
+		j, _ := json.Marshal(rec("api", "short", i, 400+float64(i)*10))
+		return string(j)
+	}
+	// padded is a record of exactly n bytes: its request id fills it.
+	padded := func(n int) string {
+		r := rec("api", "short", 99, 900)
+		j, _ := json.Marshal(r)
+		r.RequestID += strings.Repeat("x", n-len(j))
+		j, _ = json.Marshal(r)
+		return string(j)
+	}
+	huge := `{"request_id":"` + strings.Repeat("i", 50<<20) + `","target":"api"}`
+	for _, tt := range []struct {
+		name                       string
+		text                       string
+		lines, kept, bad, oversize int
+		first                      string
+	}{
+		{"50 MB line in the middle", record(0) + "\n" + record(1) + "\n" + huge + "\n" + record(2) + "\n" + record(3) + "\n", 5, 4, 0, 1, "line 3"},
+		{"50 MB last line without newline", record(0) + "\n" + record(1) + "\n" + huge, 3, 2, 0, 1, "line 3"},
+		{"one byte over the limit", padded(MaxLine+1) + "\n" + record(0) + "\n", 2, 1, 0, 1, "line 1"},
+		{"at the limit", padded(MaxLine) + "\n" + record(0) + "\n", 2, 2, 0, 0, ""},
+		{"last line without newline", record(0) + "\n" + record(1), 2, 2, 0, 0, ""},
+		{"last line cut short", record(0) + "\n" + record(1)[:40], 2, 1, 1, 0, ""},
+		{"empty lines", "\n" + record(0) + "\n\n", 3, 1, 2, 0, ""},
+		{"empty file", "", 0, 0, 0, 0, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "results.jsonl")
+			if err := os.WriteFile(path, []byte(tt.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			l, err := ReadLogs([]LogFile{{Path: path}}, Filter{})
+			if err != nil {
+				t.Fatalf("ReadLogs: %v", err)
+			}
+			if l.Lines != tt.lines || l.Kept != tt.kept || l.Bad != tt.bad || l.Oversized != tt.oversize {
+				t.Errorf("lines %d kept %d bad %d oversized %d, want %d %d %d %d", l.Lines, l.Kept, l.Bad, l.Oversized, tt.lines, tt.kept, tt.bad, tt.oversize)
+			}
+			if want := path + " " + tt.first; tt.first != "" && l.FirstOversized != want || tt.first == "" && l.FirstOversized != "" {
+				t.Errorf("first oversized %q, want %q", l.FirstOversized, want)
+			}
+			if tt.kept == 0 {
+				return
+			}
+			cards := l.Cards(budgets)
+			if len(cards) != 1 || cards[0].Cells[0].N != tt.kept {
+				t.Fatalf("cards %d, want one with %d runs", len(cards), tt.kept)
+			}
+			for _, id := range cards[0].RequestIDs["short"] {
+				if len(id) > MaxText {
+					t.Errorf("a request id of %d bytes is kept, over MaxText", len(id))
+				}
+			}
+		})
+	}
+}
+
+// heapAfter is the live heap, in bytes, that reading path leaves behind.
+func heapAfter(t *testing.T, path string) int64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l, err := ReadLogs([]LogFile{{Path: path, Region: "eu"}}, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(l)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
+}
+
+// Reading ten times the runs keeps no more memory: the runs are folded as
+// their lines are read, not kept (each kept run cost about 1 KB: 27,000
+// more runs were 30 MB more heap).
+func TestReadLogsMemoryDoesNotGrow(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int) string {
+		var recs []any
+		for i := range n {
+			recs = append(recs, rec("api", []string{"short", "long"}[i%2], i, 300+float64(i%1000)))
+		}
+		p := filepath.Join(dir, name)
+		writeLog(t, p, "", recs...)
+		return p
+	}
+	const n = 3_000
+	small, big := write("small.jsonl", n), write("big.jsonl", 10*n)
+	hs, hb := heapAfter(t, small), heapAfter(t, big)
+	t.Logf("heap left by %d runs: %d KiB; by %d runs: %d KiB", n, hs>>10, 10*n, hb>>10)
+	if hb-hs > 6<<20 {
+		t.Errorf("%d more runs left %d KiB more heap: memory grows with the runs", 9*n, (hb-hs)>>10)
 	}
 }

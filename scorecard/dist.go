@@ -21,6 +21,11 @@ type Dist struct {
 	Values []float64
 	// Buckets are sorted by Hi and hold counts, not cumulative counts.
 	Buckets []Bucket
+	// ranked marks Buckets that count exact values a ClassBuilder folded
+	// (closed [Lo, Hi], the outer ones narrowed to the smallest and the
+	// largest value): a percentile is then the value of the same rank as
+	// probe.Percentile takes, known to within its bucket.
+	ranked bool
 }
 
 // N is the number of values.
@@ -53,6 +58,16 @@ func (d Dist) quantile(q float64) (*float64, *[2]float64) {
 	}
 	if total <= 0 {
 		return nil, nil
+	}
+	if d.ranked {
+		k, cum := math.RoundToEven(q*(total-1)), 0.0
+		for _, b := range d.Buckets {
+			if k < cum+b.Count {
+				v := b.Lo + (b.Hi-b.Lo)*(k-cum+0.5)/b.Count
+				return &v, &[2]float64{b.Lo, b.Hi}
+			}
+			cum += b.Count
+		}
 	}
 	// As histogram_quantile does: the rank's bucket, linear within it; the
 	// +Inf bucket gives its lower bound.

@@ -288,17 +288,25 @@ func strip(b *strings.Builder, ce *Cell, d Dist) {
 		}
 	} else {
 		// Flat up to the first bucket, then straight within each bucket
-		// (where the values lie is not known inside it).
-		total, cum := float64(d.N()), 0.0
+		// (where the values lie is not known inside it). A folded row's
+		// thousands of fine buckets are thinned to ecdfPoints steps and
+		// not marked.
+		total, cum, drawn := float64(d.N()), 0.0, 0.0
 		fmt.Fprintf(&path, " L%.1f %.1f", x(d.Buckets[0].Lo), y(0))
-		for _, bk := range d.Buckets {
+		for i, bk := range d.Buckets {
 			cum += bk.Count
+			if d.ranked && i < len(d.Buckets)-1 && cum-drawn < total/ecdfPoints {
+				continue
+			}
+			drawn = cum
 			end := bk.Hi
 			if math.IsInf(end, 1) {
 				end = span
 			}
 			fmt.Fprintf(&path, " L%.1f %.1f", x(end), y(cum/total))
-			fmt.Fprintf(b, `<line class="bucket" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(end), x(end), base, base-4)
+			if !d.ranked {
+				fmt.Fprintf(b, `<line class="bucket" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(end), x(end), base, base-4)
+			}
 		}
 	}
 	fmt.Fprintf(&path, " H%.1f", x(span))

@@ -140,41 +140,6 @@ func (f *FailedRun) String() string {
 	return s + " (request_id " + f.RequestID + ")"
 }
 
-// failedRun picks the representative failing run of runs, nil when all
-// passed.
-func failedRun(runs []Run) *FailedRun {
-	type way struct {
-		o      probe.Outcome
-		status int
-	}
-	count, first := map[way]int{}, map[way]*probe.Record{}
-	var order []way
-	for i := range runs {
-		rec := &runs[i].Record
-		if rec.Passed() {
-			continue
-		}
-		k := way{rec.Outcome, rec.HTTPStatus}
-		if count[k] == 0 {
-			order = append(order, k)
-			first[k] = rec
-		}
-		count[k]++
-	}
-	if len(order) == 0 {
-		return nil
-	}
-	best := order[0]
-	for _, k := range order[1:] {
-		if count[k] > count[best] {
-			best = k
-		}
-	}
-	rec := first[best]
-	return &FailedRun{Outcome: string(rec.Outcome), HTTPStatus: rec.HTTPStatus, Error: rec.Error,
-		Verdict: string(rec.Verdict), RequestID: rec.RequestID, Like: count[best]}
-}
-
 // NoSuccessfulRun is the text of a timing cell of a class where no run
 // ended as its sample intends: nothing to measure, and the outcomes row
 // says why.
@@ -201,35 +166,11 @@ type Drill struct {
 // most frequent), the detail, error and request id of the last run with
 // that verdict.
 func SumDrill(name string, runs []Run) Drill {
-	d := Drill{Drill: name, Runs: len(runs), Verdicts: map[string]int{}}
-	for _, r := range runs {
-		v := string(r.Record.Verdict)
-		if v == "" {
-			v = "none"
-		}
-		d.Verdicts[v]++
-		if !r.Record.Passed() {
-			d.FailedRuns++
-		}
+	sum := NewDrillSum(name)
+	for i := range runs {
+		sum.Add(runs[i].Record)
 	}
-	d.Failed = d.FailedRuns > 0
-	d.Verdict = pickVerdict(d.Verdicts)
-	for _, r := range runs {
-		v := string(r.Record.Verdict)
-		if v == "" {
-			v = "none"
-		}
-		if v == d.Verdict && (!d.Failed || !r.Record.Passed()) {
-			one := DrillOf(r)
-			d.Detail, d.Error, d.Outcome, d.RequestID = one.Detail, one.Error, one.Outcome, one.RequestID
-		}
-	}
-	sum := fmt.Sprintf("%d of %d runs failed (%s)", d.FailedRuns, d.Runs, verdictCounts(d.Verdicts))
-	if d.Detail != "" {
-		sum += "; last: " + d.Detail
-	}
-	d.Detail = sum
-	return d
+	return sum.Drill()
 }
 
 // SumVerdicts is the line of a drill from counted verdicts (the
@@ -271,7 +212,10 @@ type Card struct {
 	Drills     []Drill             `json:"drills,omitempty"`
 	Triage     []string            `json:"triage,omitempty"`
 	RequestIDs map[string][]string `json:"request_ids"`
-	Pass       bool                `json:"pass"`
+	// RequestIDsOmitted counts, per sample with more than 2*KeptIDs runs,
+	// the ids left out between the first and the last KeptIDs.
+	RequestIDsOmitted map[string]int `json:"request_ids_omitted,omitempty"`
+	Pass              bool           `json:"pass"`
 
 	// Region is the region of a report's card ("" for check); Fleet
 	// marks the card of every region together.
@@ -285,17 +229,6 @@ type Card struct {
 	runs    map[string][]Run
 	drills  []Run
 	classes map[string]*Class
-}
-
-func pcts(vals []float64) (*float64, *float64) {
-	if len(vals) == 0 {
-		return nil, nil
-	}
-	s := slices.Clone(vals)
-	slices.Sort(s)
-	p50, _ := probe.Percentile(s, 50)
-	p95, _ := probe.Percentile(s, 95)
-	return &p50, &p95
 }
 
 func budgetPtr(v float64) *float64 {
@@ -325,83 +258,36 @@ type Class struct {
 	Buffering *BufferingRuns
 	// Tokens are the completion tokens of the intended runs, TPS the
 	// visible tokens/s of every run that had them.
-	Tokens, TPS []float64
-	RequestIDs  []string
+	Tokens, TPS Dist
+	// RequestIDs are the runs' request ids, the first and the last
+	// KeptIDs when there are more; RequestIDCount counts them all.
+	RequestIDs     []string
+	RequestIDCount int
 	// FailedRun is the most common way its runs failed (nil when the
 	// source has no single runs, or none failed).
 	FailedRun *FailedRun
 	// Setup and SetupTFC are, for each measured run that paid for its
 	// connection, DNS+TCP+TLS and its TFC, in ms.
-	Setup, SetupTFC []float64
+	Setup, SetupTFC Dist
 }
 
 // BufferingRuns are the runs of a class that look proxy-buffered.
 type BufferingRuns struct {
-	Suspected            int
-	Bursts, AfterHeaders []float64
+	Suspected int
+	// Bursts are the suspected runs' burst counts, AfterHeaders their
+	// waits from the headers to the first chunk (ms).
+	Bursts, AfterHeaders Dist
 	FreezeMax            *float64
 }
 
-// ClassOf reduces the runs of one sample to a Class.
+// ClassOf reduces the runs of one sample to a Class (a ClassBuilder fed
+// every run).
 func ClassOf(sample string, runs []Run) Class {
-	cl := Class{Sample: sample, Runs: len(runs), Outcomes: map[string]int{}, Buffering: &BufferingRuns{}, FailedRun: failedRun(runs)}
-	cl.TFC.Values, cl.Gap.Values, cl.Tail.Values, cl.Close.Values = []float64{}, []float64{}, []float64{}, []float64{}
-	for _, r := range runs {
-		rec := r.Record
-		cl.RequestIDs = append(cl.RequestIDs, rec.RequestID)
-		cl.Outcomes[string(rec.Outcome)]++
-		if rec.Resumed {
-			cl.Resumed++
-		}
-		if rec.VisibleTPS != nil {
-			cl.TPS = append(cl.TPS, *rec.VisibleTPS)
-		}
-		if !rec.Passed() {
-			cl.Failed++
-			if rec.Intended() {
-				cl.BadVerdict++
-			}
-		}
-		if !rec.Intended() {
-			continue
-		}
-		if rec.Tokens != nil {
-			cl.Tokens = append(cl.Tokens, float64(rec.Tokens.Completion))
-		}
-		// Resumed runs never enter these cells.
-		if rec.Resumed {
-			continue
-		}
-		cl.Good++
-		if rec.TFCMs != nil {
-			cl.TFC.Values = append(cl.TFC.Values, *rec.TFCMs)
-			if setup, ok := setupMs(rec); ok {
-				cl.Setup, cl.SetupTFC = append(cl.Setup, setup), append(cl.SetupTFC, *rec.TFCMs)
-			}
-		}
-		cl.Gap.Values = append(cl.Gap.Values, rec.Gaps.Values...)
-		if rec.TailMs != nil {
-			cl.Tail.Values = append(cl.Tail.Values, *rec.TailMs)
-		}
-		if rec.CloseMs != nil {
-			cl.Close.Values = append(cl.Close.Values, *rec.CloseMs)
-		}
-		if rec.Stalls > 0 {
-			cl.Stalled++
-		}
-		if bf, ok := rec.Buffering(); ok {
-			b := cl.Buffering
-			b.Suspected++
-			b.Bursts = append(b.Bursts, float64(bf.Bursts))
-			if bf.HeadersToFirstChunkMs != nil {
-				b.AfterHeaders = append(b.AfterHeaders, *bf.HeadersToFirstChunkMs)
-			}
-			if bf.Freezes > 0 && (b.FreezeMax == nil || bf.LongestFreezeMs > *b.FreezeMax) {
-				b.FreezeMax = &bf.LongestFreezeMs
-			}
-		}
+	b := NewClassBuilder(sample)
+	for i := range runs {
+		b.Add(runs[i].Record)
 	}
-	return cl
+	return b.Class()
 }
 
 // DrillOf is the scorecard line of one drill run.
@@ -448,6 +334,12 @@ func BuildClasses(target string, classes []Class, drills []Drill, budgets map[st
 		if cl.RequestIDs != nil {
 			c.RequestIDs[s] = cl.RequestIDs
 		}
+		if omitted := cl.RequestIDCount - len(cl.RequestIDs); cl.RequestIDs != nil && omitted > 0 {
+			if c.RequestIDsOmitted == nil {
+				c.RequestIDsOmitted = map[string]int{}
+			}
+			c.RequestIDsOmitted[s] = omitted
+		}
 		b := budgets[s]
 		good := cl.Good
 		cell := func(row string, d Dist, budget float64) {
@@ -485,8 +377,8 @@ func BuildClasses(target string, classes []Class, drills []Drill, budgets map[st
 		if bf := cl.Buffering; bf != nil && good > 0 {
 			v := float64(bf.Suspected) / float64(good)
 			buf.Share, buf.Suspected, buf.FreezeMaxMs = &v, bf.Suspected, bf.FreezeMax
-			buf.BurstsP50, _ = pcts(bf.Bursts)
-			buf.FirstChunkAfterHeadersP50Ms, _ = pcts(bf.AfterHeaders)
+			buf.BurstsP50, _ = bf.Bursts.quantile(0.5)
+			buf.FirstChunkAfterHeadersP50Ms, _ = bf.AfterHeaders.quantile(0.5)
 			if bf.Suspected > 0 && v >= BufferingShare {
 				buf.Over, buf.Why = true, fmt.Sprintf("suspected proxy buffering in %d of %d runs: %s", bf.Suspected, good, burstText(&buf))
 			}
@@ -506,6 +398,7 @@ func BuildClasses(target string, classes []Class, drills []Drill, budgets map[st
 		}
 		c.Cells = append(c.Cells, oc)
 	}
+	c.Resolution = foldedNote(classes)
 	c.Triage = c.triage()
 	c.Pass = true
 	for _, ce := range c.Cells {
@@ -602,12 +495,12 @@ func (c *Card) triage() []string {
 
 func (c *Card) tokens(s string) string {
 	comp, tps := c.classes[s].Tokens, c.classes[s].TPS
-	if len(comp) == 0 {
+	p50, _ := comp.quantile(0.5)
+	if p50 == nil {
 		return "no token counts were reported, so a longer answer cannot be told from a slower one"
 	}
-	p50, _ := pcts(comp)
 	msg := fmt.Sprintf("median output %.0f tokens", *p50)
-	if t, _ := pcts(tps); t != nil {
+	if t, _ := tps.quantile(0.5); t != nil {
 		msg += fmt.Sprintf(" at %.1f visible tokens/s", *t)
 	}
 	return msg + "; if the output grew, the tail moved for a boring reason"
@@ -672,11 +565,11 @@ func setupMs(r probe.Record) (float64, bool) {
 // TFC dominated by it: the network path or TLS termination, not the model.
 func (c *Card) setup(s string) string {
 	cl := c.classes[s]
-	if cl == nil || len(cl.Setup) == 0 {
+	if cl == nil || cl.Setup.N() == 0 {
 		return ""
 	}
-	setup, _ := pcts(cl.Setup)
-	tfc, _ := pcts(cl.SetupTFC)
+	setup, _ := cl.Setup.quantile(0.5)
+	tfc, _ := cl.SetupTFC.quantile(0.5)
 	share := *setup / max(*tfc, 0.001)
 	msg := fmt.Sprintf("; connection setup (DNS+TCP+TLS) p50 %s of TFC p50 %s (%.0f%%)", msText(*setup), msText(*tfc), share*100)
 	if share >= 0.5 {

@@ -115,13 +115,20 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail("%v", err)
 		}
 		cards = l.Cards(budgets)
-		fmt.Fprintf(stderr, "streamprobe report: %d line(s) in %d file(s): %d run(s) kept, %d outside the window or filters, %d not a record, %d without a start time, %d cut by a shutdown\n",
-			l.Lines, len(files), l.Kept, l.Outside, l.Bad, l.NoTime, l.Shutdown)
+		fmt.Fprintf(stderr, "streamprobe report: %d line(s) in %d file(s): %d run(s) kept, %d outside the window or filters, %d not a record, %d over %d MiB, %d without a start time, %d cut by a shutdown\n",
+			l.Lines, len(files), l.Kept, l.Outside, l.Bad, l.Oversized, report.MaxLine>>20, l.NoTime, l.Shutdown)
+		if l.Oversized > 0 {
+			fmt.Fprintf(stderr, "streamprobe report: skipped %d line(s) over %d MiB, the first at %s\n", l.Oversized, report.MaxLine>>20, l.FirstOversized)
+		}
 		var paths []string
 		for _, lf := range files {
 			paths = append(paths, lf.Path)
 		}
 		source["logs"], source["runs"] = paths, l.Kept
+		source["lines_not_a_record"], source["lines_oversized"] = l.Bad, l.Oversized
+		if l.Oversized > 0 {
+			source["first_oversized"] = l.FirstOversized
+		}
 	}
 	if !f.Since.IsZero() {
 		source["since"] = f.Since.UTC().Format(time.RFC3339)

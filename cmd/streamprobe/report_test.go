@@ -151,3 +151,37 @@ func TestReportUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A line over report.MaxLine in a log is skipped, counted next to the
+// lines that are not a record and named (file and line) in a one-line
+// note, and in -json's source; every other run is on the card.
+func TestReportSkipsOversizedLines(t *testing.T) {
+	cfg, eu, _ := reportFixture(t, "600ms")
+	b, err := os.ReadFile(eu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	huge := `{"request_id":"` + strings.Repeat("i", 20<<20) + `","target":"api"}` + "\n"
+	log := filepath.Join(t.TempDir(), "big.jsonl")
+	os.WriteFile(log, []byte(strings.Join(lines[:4], "")+huge+strings.Join(lines[4:], "")+"not json\n"), 0o644)
+	code, out, stderr := runCmd(t, "report", "-config", cfg, "-log", "eu="+log)
+	if code != exitOK || !strings.Contains(out, "runs: short 10;") {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	want := "streamprobe report: 12 line(s) in 1 file(s): 10 run(s) kept, 0 outside the window or filters, 1 not a record, 1 over 16 MiB, 0 without a start time, 0 cut by a shutdown\n" +
+		"streamprobe report: skipped 1 line(s) over 16 MiB, the first at " + log + " line 5\n"
+	if stderr != want {
+		t.Errorf("stderr\n%s\nwant\n%s", stderr, want)
+	}
+	code, out, _ = runCmd(t, "report", "-config", cfg, "-log", "eu="+log, "-json")
+	var doc struct {
+		Source map[string]any `json:"source"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
+		t.Fatalf("exit %d, not JSON: %v", code, err)
+	}
+	if doc.Source["lines_oversized"] != 1.0 || doc.Source["lines_not_a_record"] != 1.0 || doc.Source["first_oversized"] != log+" line 5" {
+		t.Errorf("source %v", doc.Source)
+	}
+}

@@ -1,0 +1,96 @@
+// Command reportlog writes a synthetic results log for measuring `report`
+// on a large input: N records as the daemon writes them (one JSON object a
+// line, region and host added), for 4 targets x 3 regions x the short,
+// long and cancel samples, with a drill run every 10th, each long record
+// carrying ~100 gap values. The values are drawn from a fixed seed, so two
+// runs write the same log.
+//
+//	go run ./bench/reportlog -n 1000000 > /tmp/big.log
+//	/usr/bin/time -v streamprobe report -config probe.example.toml -log /tmp/big.log > /dev/null
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+type line struct {
+	probe.Record
+	Region string `json:"region,omitempty"`
+	Host   string `json:"host,omitempty"`
+}
+
+func main() {
+	n := flag.Int("n", 1_000_000, "records to write")
+	flag.Parse()
+	if *n < 0 {
+		fmt.Fprintln(os.Stderr, "reportlog: -n must be 0 or more")
+		os.Exit(2)
+	}
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	enc := json.NewEncoder(w)
+	rng := rand.New(rand.NewPCG(1, 2))
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	targets := []string{"chat-a", "chat-b", "chat-c", "chat-d"}
+	regions := []string{"eu-west", "us-east", "ap-south"}
+	samples := []string{"short", "long", "cancel"}
+	ms := func(v float64) *float64 { v = math.Round(v*1000) / 1000; return &v }
+	for i := range *n {
+		sample := samples[i%3]
+		rec := probe.Record{
+			RequestID:  fmt.Sprintf("sp-%016x", rng.Uint64()),
+			Target:     targets[(i/3)%len(targets)],
+			Sample:     sample,
+			StartedAt:  start.Add(time.Duration(i) * 250 * time.Millisecond).Format(time.RFC3339Nano),
+			Outcome:    probe.Success,
+			HTTPStatus: 200,
+		}
+		chunks := 12
+		switch sample {
+		case "long":
+			chunks = 100
+		case "cancel":
+			rec.Outcome = probe.ClientCancelled
+			chunks = 3
+		}
+		if i%10 == 9 {
+			rec.Drill, rec.Verdict = probe.DrillDrop, probe.VerdictPass
+		}
+		if rng.IntN(200) == 0 {
+			rec.Verdict = ""
+			rec.Outcome, rec.HTTPStatus, rec.Error, chunks = probe.UpstreamError, 503, "HTTP 503 Service Unavailable", 0
+		}
+		if chunks > 0 {
+			rec.HeadersMs = ms(20 + rng.Float64()*10)
+			rec.TFCMs = ms(*rec.HeadersMs + 300 + rng.ExpFloat64()*80)
+			rec.Chunks = chunks
+			at := *rec.TFCMs
+			for range chunks - 1 {
+				g := 30 + rng.ExpFloat64()*10
+				at += g
+				rec.Gaps.Values = append(rec.Gaps.Values, *ms(g))
+			}
+			rec.Gaps.Count = len(rec.Gaps.Values)
+			if rec.Outcome == probe.Success {
+				rec.TailMs = ms(at - *rec.TFCMs)
+				rec.CloseMs = ms(rng.Float64() * 2)
+			}
+		}
+		if err := enc.Encode(line{Record: rec, Region: regions[(i/12)%len(regions)], Host: "edge-1"}); err != nil {
+			fmt.Fprintln(os.Stderr, "reportlog:", err)
+			os.Exit(1)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, "reportlog:", err)
+		os.Exit(1)
+	}
+}
