@@ -22,7 +22,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -51,7 +51,7 @@ type Daemon struct {
 	cancelRun context.CancelFunc
 	stopCtx   context.Context // cancelled at SIGTERM: no run starts, none waits on
 	stopNow   context.CancelFunc
-	builtin   *ssetest.Server
+	builtin   *refserver.Server
 	wg        sync.WaitGroup // runs in flight
 	retired   sync.WaitGroup // schedulers and listeners a reload replaced, stopping
 	listen    string         // the address srv listens on

@@ -20,7 +20,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -144,7 +144,7 @@ jitter = "0s"
 // cancelled and recorded as cancelled by shutdown, not as a failure, and
 // Run returns promptly after the timeout.
 func TestShutdownCancelsRunsInFlight(t *testing.T) {
-	srv := ssetest.NewUnstarted(nil)
+	srv := refserver.NewUnstarted(nil)
 	srv.Hold = true
 	srv.Start()
 	defer srv.Close()
@@ -195,9 +195,9 @@ func grepLine(s, prefix string) string {
 
 // A reload swaps the jobs; the new target runs, the old one stops.
 func TestReloadSwapsJobs(t *testing.T) {
-	a := ssetest.NewServer(ssetest.Events(ssetest.Ms(10, 20), -1))
+	a := refserver.NewServer(refserver.Events(refserver.Ms(10, 20), -1))
 	defer a.Close()
-	b := ssetest.NewServer(ssetest.Events(ssetest.Ms(10, 20), -1))
+	b := refserver.NewServer(refserver.Events(refserver.Ms(10, 20), -1))
 	defer b.Close()
 	conf := func(name, url string) string {
 		return fmt.Sprintf("[[target]]\nname = %q\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", name, url)
@@ -268,7 +268,7 @@ func TestDaemonFaults(t *testing.T) {
 		}))
 		defer slow.Close()
 		defer close(release)
-		target := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+		target := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 		defer target.Close()
 		d, logs := testDaemon(t, fmt.Sprintf("[push]\nurl = %q\ninterval = \"1s\"\ntimeout = \"1s\"\n[[target]]\nname = \"t\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", slow.URL, target.URL), nil)
 		ctx, stop := context.WithCancel(context.Background())
@@ -287,7 +287,7 @@ func TestDaemonFaults(t *testing.T) {
 		if _, err := os.Stat("/dev/full"); err != nil {
 			t.Skip("no /dev/full")
 		}
-		target := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+		target := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 		defer target.Close()
 		d, logs := testDaemon(t, fmt.Sprintf("results_log = \"/dev/full\"\n[[target]]\nname = \"t\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", target.URL), nil)
 		ctx, stop := context.WithCancel(context.Background())

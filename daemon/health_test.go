@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // getHealth asks /healthz of the daemon's listener.
@@ -172,7 +172,7 @@ timeout = "10s"
 // SIGTERM while a run is in flight that ends within shutdown_timeout: the
 // run is waited for and recorded whole (a success), not cancelled.
 func TestShutdownWaitsForRunsWithinTimeout(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(100, 400, 800, 1200), 1300*time.Millisecond))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(100, 400, 800, 1200), 1300*time.Millisecond))
 	defer srv.Close()
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	d, _ := testDaemon(t, fmt.Sprintf(`results_log = %q

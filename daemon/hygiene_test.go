@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -84,9 +84,9 @@ func TestEchoedKeyNeverLeaksFromTheDaemon(t *testing.T) {
 	const key = "sk-daemon-echo-0123456789abcdefghijklmno"
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	cfg := fmt.Sprintf("results_log = %q\n", results)
-	for i, echo := range ssetest.EchoKeyDialects {
-		srv := ssetest.NewUnstarted(nil)
-		srv.ScheduleFor = ssetest.EchoKey(echo)
+	for i, echo := range refserver.EchoKeyDialects {
+		srv := refserver.NewUnstarted(nil)
+		srv.ScheduleFor = refserver.EchoKey(echo)
 		srv.Start()
 		t.Cleanup(srv.Close)
 		pad := probe.MaxMessage - len(key) + 2*i - 4 // the key straddles the cut
@@ -102,12 +102,12 @@ func TestEchoedKeyNeverLeaksFromTheDaemon(t *testing.T) {
 	// were being set up).
 	ran := waitUntil(30*time.Second, func() bool {
 		b, _ := os.ReadFile(results)
-		for i := range ssetest.EchoKeyDialects {
+		for i := range refserver.EchoKeyDialects {
 			if !strings.Contains(string(b), fmt.Sprintf(`"target":"echo-%d","sample":"short","sample_version":"short-v1","dialect":`, i)) {
 				return false
 			}
 		}
-		return strings.Count(string(b), "error event in the stream") >= len(ssetest.EchoKeyDialects)
+		return strings.Count(string(b), "error event in the stream") >= len(refserver.EchoKeyDialects)
 	})
 	var metricsOut bytes.Buffer
 	d.Metrics.Set.WritePrometheus(&metricsOut)

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
 // Every record in the results log carries the config's host, region and
 // labels, so the logs of several hosts can be merged.
 func TestResultsLogRecordsCarryOrigin(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(10, 20, 30), 40*time.Millisecond))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(10, 20, 30), 40*time.Millisecond))
 	defer srv.Close()
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	d, _ := testDaemon(t, fmt.Sprintf(`results_log = %q

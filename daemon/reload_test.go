@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -130,7 +130,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 func TestReloadStormKeepsOneConcurrencyLimit(t *testing.T) {
 	// Each run streams for about 400 ms; three jobs due every 100 ms on
 	// two slots keep the host saturated.
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(0, 50, 100, 150, 200, 250, 300, 350, 400), -1))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(0, 50, 100, 150, 200, 250, 300, 350, 400), -1))
 	defer srv.Close()
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	conf := func(every string, targets ...string) string {
@@ -261,7 +261,7 @@ func reloadConf(t *testing.T, text string) *config.Config {
 // the listen address, region and labels, budgets; the series of a
 // removed target are gone; the reload gauges say it worked.
 func TestReloadAppliesTheWholeConfig(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 	defer srv.Close()
 	pushA, pushB := newPushSink(t), newPushSink(t)
 	dir := t.TempDir()
@@ -347,7 +347,7 @@ func TestReloadAppliesTheWholeConfig(t *testing.T) {
 // address is taken. The old push URL, labels, listener and jobs go on, and
 // streamprobe_config_last_reload_successful says 0.
 func TestReloadAllOrNothing(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 	defer srv.Close()
 	pushA, pushB := newPushSink(t), newPushSink(t)
 	results := filepath.Join(t.TempDir(), "results.jsonl")

@@ -15,7 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/streamprobe/streamprobe/config"
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // seriesSum adds up the values of every series of /metrics whose line
@@ -118,7 +118,7 @@ func scheduleConf(url string, targets ...string) string {
 // an hour after the first, and runs then. A job the last reload adds runs
 // at once, as a job does at daemon start.
 func TestReloadsStartNoRun(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 	defer srv.Close()
 	hourly := scheduleConf(srv.URL, "a", "1h")
 	c := startClockDaemon(t, hourly)
@@ -144,7 +144,7 @@ func TestReloadsStartNoRun(t *testing.T) {
 // A job whose interval a reload shortens from 1h to 1m runs a minute after
 // its last run, not at the reload, and every minute from then on.
 func TestReloadShortenedIntervalCountsFromLastRun(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 	defer srv.Close()
 	c := startClockDaemon(t, scheduleConf(srv.URL, "a", "1h"))
 	t0 := c.fc.Now()

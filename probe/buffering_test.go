@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // A buffering proxy's stream over loopback: 100 chunks in 4 bursts, 1.4 s
@@ -13,7 +13,7 @@ import (
 // zero, and Buffering names the 4 bursts and 3 freezes.
 func TestBufferingFromBursts(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, ssetest.NewUnstarted(ssetest.Bursts(100, ssetest.Ms(300, 1700, 3100, 4500)...)))
+	srv := serve(t, refserver.NewUnstarted(refserver.Bursts(100, refserver.Ms(300, 1700, 3100, 4500)...)))
 	rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 20*time.Second).Record
 	if rec.Outcome != Success || rec.Chunks != 100 {
 		t.Fatalf("outcome %s, %d chunks: %s", rec.Outcome, rec.Chunks, rec.Error)
@@ -46,27 +46,27 @@ func TestBufferingFromBursts(t *testing.T) {
 // not flagged.
 func TestBufferingOneBurst(t *testing.T) {
 	t.Parallel()
-	evenly := func(n int, first, step float64) []ssetest.Step {
+	evenly := func(n int, first, step float64) []refserver.Step {
 		at := make([]float64, n)
 		for i := range at {
 			at[i] = first + step*float64(i)
 		}
-		return ssetest.Events(ssetest.Ms(at...), time.Duration(first+step*float64(n))*time.Millisecond)
+		return refserver.Events(refserver.Ms(at...), time.Duration(first+step*float64(n))*time.Millisecond)
 	}
 	for _, tt := range []struct {
 		name     string
-		schedule []ssetest.Step
+		schedule []refserver.Step
 		chunks   int
 		want     bool
 	}{
-		{"40 chunks in one write", ssetest.Bursts(40, time.Second), 40, true},
+		{"40 chunks in one write", refserver.Bursts(40, time.Second), 40, true},
 		{"the reference server's 40 ms gaps", DemoDrillSchedule(), 12, false},
 		{"a fast real stream, 5 ms gaps", evenly(40, 50, 5), 40, false},
-		{"a 2-chunk answer in one write", ssetest.Bursts(2, 100*time.Millisecond), 2, false},
+		{"a 2-chunk answer in one write", refserver.Bursts(2, 100*time.Millisecond), 2, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := serve(t, ssetest.NewUnstarted(tt.schedule))
+			srv := serve(t, refserver.NewUnstarted(tt.schedule))
 			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
 			if rec.Outcome != Success || rec.Chunks != tt.chunks {
 				t.Fatalf("outcome %s (%s), %d chunks, want %d", rec.Outcome, rec.Error, rec.Chunks, tt.chunks)

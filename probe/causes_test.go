@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // brokenChunked serves three events without ids as HTTP/1.1 chunks on a
@@ -68,8 +68,8 @@ func TestBrokenBodyWithoutIDsNamesTheBreak(t *testing.T) {
 
 // retrySchedule is two events with ids after a retry field, then a clean
 // close before the end marker: the client must wait retry before resuming.
-func retrySchedule(retry string) *ssetest.Server {
-	srv := ssetest.NewUnstarted([]ssetest.Step{
+func retrySchedule(retry string) *refserver.Server {
+	srv := refserver.NewUnstarted([]refserver.Step{
 		{At: 0, Raw: "retry: " + retry + "\n\n"},
 		{At: 10 * time.Millisecond, ID: "1", Data: "a"},
 		{At: 20 * time.Millisecond, ID: "2", Data: "b"},
@@ -113,10 +113,10 @@ func TestServerRetryBeyondTheTimeout(t *testing.T) {
 // so: here the first-chunk timeout, 300 ms into a 3 s wait.
 func TestTimeoutDuringServerRetry(t *testing.T) {
 	t.Parallel()
-	r := &ssetest.Responses{}
+	r := &refserver.Responses{}
 	r.Created(10 * time.Millisecond)
-	steps := append([]ssetest.Step{{Raw: "retry: 3000\n\n"}}, r.Steps()...)
-	srv := ssetest.NewUnstarted(steps)
+	steps := append([]refserver.Step{{Raw: "retry: 3000\n\n"}}, r.Steps()...)
+	srv := refserver.NewUnstarted(steps)
 	srv.CloseAfter = 2
 	serve(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -7,22 +7,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // DemoSchedules are the openai-chat streams the built-in reference target
 // plays for each sample: short is the scorecard article's worked example
 // (chunks at 412 ... 1044 ms, [DONE] at 1051 ms), long is 40 chunks 30 ms
 // apart with one 320 ms stall, cancel is the long stream.
-func DemoSchedules() map[string][]ssetest.Step {
-	short := &ssetest.Chat{Model: "ssetest"}
+func DemoSchedules() map[string][]refserver.Step {
+	short := &refserver.Chat{Model: "refserver"}
 	short.Role(380 * time.Millisecond)
-	for i, at := range ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
 		short.Text(at, "w"+strconv.Itoa(i))
 	}
 	short.Finish(1045*time.Millisecond).Usage(1046*time.Millisecond, 14, 10).Done(1051 * time.Millisecond)
 
-	long := &ssetest.Chat{Model: "ssetest"}
+	long := &refserver.Chat{Model: "refserver"}
 	long.Heartbeat(200 * time.Millisecond).Role(580 * time.Millisecond)
 	at := 620 * time.Millisecond
 	for i := range 40 {
@@ -33,15 +33,15 @@ func DemoSchedules() map[string][]ssetest.Step {
 		at += 30 * time.Millisecond
 	}
 	long.Finish(at).Usage(at+time.Millisecond, 80, 40).Done(at + 4*time.Millisecond)
-	return map[string][]ssetest.Step{"short": short.Steps(true), "long": long.Steps(true), "cancel": long.Steps(true)}
+	return map[string][]refserver.Step{"short": short.Steps(true), "long": long.Steps(true), "cancel": long.Steps(true)}
 }
 
 // DemoResponses and DemoAnthropic are the demo streams in the Responses
 // API and Messages API formats: the short worked example's timing.
-func DemoResponses() []ssetest.Step {
-	r := &ssetest.Responses{}
+func DemoResponses() []refserver.Step {
+	r := &refserver.Responses{}
 	r.Created(360*time.Millisecond).Meta(370*time.Millisecond, "response.in_progress")
-	for i, at := range ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
 		r.Text(at, "w"+strconv.Itoa(i))
 	}
 	return r.Completed(1051*time.Millisecond, 14, 10).Steps()
@@ -49,28 +49,28 @@ func DemoResponses() []ssetest.Step {
 
 // DemoAnthropic is the worked example as a Messages API stream, with a
 // ping before the first text.
-func DemoAnthropic() []ssetest.Step {
-	a := &ssetest.Anthropic{}
+func DemoAnthropic() []refserver.Step {
+	a := &refserver.Anthropic{}
 	a.MessageStart(360*time.Millisecond, 14).BlockStart(370*time.Millisecond, "text").Ping(390 * time.Millisecond)
-	for i, at := range ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
 		a.Text(at, "w"+strconv.Itoa(i))
 	}
 	return a.MessageDelta(1046*time.Millisecond, 10).Stop(1051 * time.Millisecond).Steps()
 }
 
 // NewDemoServer returns the built-in reference target, unstarted: an
-// ssetest server that answers each fixed sample with its demo schedule on
+// refserver server that answers each fixed sample with its demo schedule on
 // the chat completions path, the drill stream (DemoDrillSchedule, with
 // ids, resumable) on /events, and the worked example as a Responses API
 // stream (resumable with starting_after) and as a Messages API stream.
-func NewDemoServer() *ssetest.Server {
+func NewDemoServer() *refserver.Server {
 	sched := DemoSchedules()
 	drills := DemoDrillSchedule()
 	responses, anthropic := DemoResponses(), DemoAnthropic()
-	srv := ssetest.NewUnstarted(sched["short"])
+	srv := refserver.NewUnstarted(sched["short"])
 	// A resume costs a 20 ms handshake, as a real one does.
 	srv.ResumeHeaderDelay = 20 * time.Millisecond
-	srv.ScheduleFor = func(r *http.Request, body []byte) []ssetest.Step {
+	srv.ScheduleFor = func(r *http.Request, body []byte) []refserver.Step {
 		switch {
 		case r.URL.Path == "/events":
 			return drills
@@ -96,18 +96,18 @@ func NewDemoServer() *ssetest.Server {
 type DemoDrill struct {
 	Server string // what the server does
 	Drill  Drill
-	Setup  func(*ssetest.Server)
+	Setup  func(*refserver.Server)
 	Want   Verdict // the verdict the drill must give against this server
 }
 
 // DemoDrillSchedule is the generic stream the drills run on: 12 events 40 ms
 // apart from 100 ms, ids 1 to 12, then [DONE] with id 13.
-func DemoDrillSchedule() []ssetest.Step {
+func DemoDrillSchedule() []refserver.Step {
 	at := make([]time.Duration, 12)
 	for i := range at {
 		at[i] = time.Duration(100+40*i) * time.Millisecond
 	}
-	return ssetest.Events(at, 600*time.Millisecond)
+	return refserver.Events(at, 600*time.Millisecond)
 }
 
 // DemoDrills lists the drills of the demo: each verdict once.
@@ -116,10 +116,10 @@ func DemoDrills() []DemoDrill {
 		{Server: "correct", Drill: Drill{Name: DrillDrop}, Want: VerdictPass},
 		{Server: "correct", Drill: Drill{Name: DrillDuplicate}, Want: VerdictPass},
 		{Server: "answers a stale id with an error event", Drill: Drill{Name: DrillStale}, Want: VerdictStaleOK},
-		{Server: "replays the sent id again (off-by-one)", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }, Want: VerdictDuplicate},
-		{Server: "resumes at id+2", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Skip }, Want: VerdictMissed},
-		{Server: "ignores Last-Event-ID", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Restart }, Want: VerdictRestarted},
-		{Server: "replays an id with different data", Drill: Drill{Name: DrillDrop}, Setup: func(s *ssetest.Server) { s.Bug = ssetest.Mismatch }, Want: VerdictMismatch},
-		{Server: "streams the live tail for a stale id", Drill: Drill{Name: DrillStale}, Setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleLive }, Want: VerdictUndefinedStale},
+		{Server: "replays the sent id again (off-by-one)", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Inclusive }, Want: VerdictDuplicate},
+		{Server: "resumes at id+2", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Skip }, Want: VerdictMissed},
+		{Server: "ignores Last-Event-ID", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Restart }, Want: VerdictRestarted},
+		{Server: "replays an id with different data", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Mismatch }, Want: VerdictMismatch},
+		{Server: "streams the live tail for a stale id", Drill: Drill{Name: DrillStale}, Setup: func(s *refserver.Server) { s.Stale = refserver.StaleLive }, Want: VerdictUndefinedStale},
 	}
 }

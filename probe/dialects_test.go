@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 func at(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
 func TestOpenAIResponsesTimeline(t *testing.T) {
 	t.Parallel()
-	r := &ssetest.Responses{}
+	r := &refserver.Responses{}
 	r.Created(at(50)).Meta(at(60), "response.in_progress").Reasoning(at(100), "thinking").
 		Text(at(200), "Hel").Text(at(240), "lo").Text(at(280), "!").Completed(at(450), 11, 3)
-	srv := serve(t, ssetest.NewUnstarted(r.Steps()))
+	srv := serve(t, refserver.NewUnstarted(r.Steps()))
 	res := runProbe(t, Target{Name: "resp", URL: srv.URL, Dialect: "openai-responses", Model: "m"}, "short", 5*time.Second)
 	rec, tl := res.Record, res.Timeline
 	if rec.Outcome != Success {
@@ -45,9 +45,9 @@ func TestOpenAIResponsesTimeline(t *testing.T) {
 
 func TestOpenAIResponsesFailed(t *testing.T) {
 	t.Parallel()
-	r := &ssetest.Responses{}
+	r := &refserver.Responses{}
 	r.Created(at(10)).Text(at(20), "a").Failed(at(30), "the model is overloaded")
-	srv := serve(t, ssetest.NewUnstarted(r.Steps()))
+	srv := serve(t, refserver.NewUnstarted(r.Steps()))
 	rec := runProbe(t, Target{Name: "resp", URL: srv.URL, Dialect: "openai-responses"}, "short", 5*time.Second).Record
 	if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "the model is overloaded") {
 		t.Errorf("outcome %s error %q", rec.Outcome, rec.Error)
@@ -56,8 +56,8 @@ func TestOpenAIResponsesFailed(t *testing.T) {
 
 // responsesSchedule: created, then 12 text deltas 40 ms apart, completed;
 // sequence numbers 0..13.
-func responsesSchedule() []ssetest.Step {
-	r := &ssetest.Responses{}
+func responsesSchedule() []refserver.Step {
+	r := &refserver.Responses{}
 	r.Created(at(50))
 	for i := range 12 {
 		r.Text(at(100+40*float64(i)), "w")
@@ -70,25 +70,25 @@ func TestOpenAIResponsesResumeVerdicts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		setup   func(*ssetest.Server)
+		setup   func(*refserver.Server)
 		drill   string
 		verdict Verdict
 		stale   string
 		detail  string
 	}{
 		{"correct", nil, DrillDrop, VerdictPass, "", "every event once"},
-		{"inclusive replay", func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }, DrillDrop, VerdictDuplicate, "", "resume replayed id 3 again: off-by-one replay (sent starting_after=3)"},
-		{"skip", func(s *ssetest.Server) { s.Bug = ssetest.Skip }, DrillDrop, VerdictMissed, "", "next id was 5"},
-		{"restart", func(s *ssetest.Server) { s.Bug = ssetest.Restart }, DrillDrop, VerdictRestarted, "", "restarted from the first event (id 0)"},
-		{"mismatch", func(s *ssetest.Server) { s.Bug = ssetest.Mismatch }, DrillDrop, VerdictMismatch, "", "id 3 arrived again with different data"},
+		{"inclusive replay", func(s *refserver.Server) { s.Bug = refserver.Inclusive }, DrillDrop, VerdictDuplicate, "", "resume replayed id 3 again: off-by-one replay (sent starting_after=3)"},
+		{"skip", func(s *refserver.Server) { s.Bug = refserver.Skip }, DrillDrop, VerdictMissed, "", "next id was 5"},
+		{"restart", func(s *refserver.Server) { s.Bug = refserver.Restart }, DrillDrop, VerdictRestarted, "", "restarted from the first event (id 0)"},
+		{"mismatch", func(s *refserver.Server) { s.Bug = refserver.Mismatch }, DrillDrop, VerdictMismatch, "", "id 3 arrived again with different data"},
 		{"duplicate drill", nil, DrillDuplicate, VerdictPass, "", ""},
-		{"stale cursor answered by 410", func(s *ssetest.Server) { s.Stale = ssetest.StaleGone }, DrillStale, VerdictStaleOK, "http_410", "stale starting_after=999999999 answered by http_410"},
-		{"stale cursor answered by the live tail", func(s *ssetest.Server) { s.Stale = ssetest.StaleLive }, DrillStale, VerdictUndefinedStale, "", "live tail"},
+		{"stale cursor answered by 410", func(s *refserver.Server) { s.Stale = refserver.StaleGone }, DrillStale, VerdictStaleOK, "http_410", "stale starting_after=999999999 answered by http_410"},
+		{"stale cursor answered by the live tail", func(s *refserver.Server) { s.Stale = refserver.StaleLive }, DrillStale, VerdictUndefinedStale, "", "live tail"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := ssetest.NewUnstarted(responsesSchedule())
+			srv := refserver.NewUnstarted(responsesSchedule())
 			if tt.setup != nil {
 				tt.setup(srv)
 			}
@@ -119,10 +119,10 @@ func TestOpenAIResponsesResumeVerdicts(t *testing.T) {
 
 func TestAnthropicMessagesTimeline(t *testing.T) {
 	t.Parallel()
-	a := &ssetest.Anthropic{}
+	a := &refserver.Anthropic{}
 	a.Ping(at(30)).MessageStart(at(60), 21).BlockStart(at(80), "thinking").Ping(at(90)).Thinking(at(120), "hmm").
 		BlockStart(at(150), "text").Text(at(200), "Bon").Text(at(240), "jour").MessageDelta(at(260), 2).Stop(at(330))
-	srv := serve(t, ssetest.NewUnstarted(a.Steps()))
+	srv := serve(t, refserver.NewUnstarted(a.Steps()))
 	h := http.Header{}
 	h.Set("X-Api-Key", "test-key")
 	res := runProbe(t, Target{Name: "claude", URL: srv.URL, Dialect: "anthropic-messages", Header: h, Model: "m"}, "short", 5*time.Second)
@@ -146,18 +146,18 @@ func TestAnthropicMessagesTimeline(t *testing.T) {
 
 func TestAnthropicErrorAndNoResume(t *testing.T) {
 	t.Parallel()
-	a := &ssetest.Anthropic{}
+	a := &refserver.Anthropic{}
 	a.MessageStart(at(10), 5).Text(at(20), "x").Error(at(30), "Overloaded")
-	srv := serve(t, ssetest.NewUnstarted(a.Steps()))
+	srv := serve(t, refserver.NewUnstarted(a.Steps()))
 	rec := runProbe(t, Target{Name: "claude", URL: srv.URL, Dialect: "anthropic-messages"}, "short", 5*time.Second).Record
 	if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "Overloaded") {
 		t.Errorf("outcome %s error %q", rec.Outcome, rec.Error)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	b := &ssetest.Anthropic{}
+	b := &refserver.Anthropic{}
 	b.MessageStart(at(10), 5).Text(at(20), "x").Stop(at(30))
-	srv2 := serve(t, ssetest.NewUnstarted(b.Steps()))
+	srv2 := serve(t, refserver.NewUnstarted(b.Steps()))
 	rec = Run(ctx, Target{Name: "claude", URL: srv2.URL, Dialect: "anthropic-messages"}, Options{Sample: Samples["long"], Client: newClient(t), Drill: Drill{Name: DrillDrop}}).Record
 	if rec.Verdict != VerdictNotSupported || rec.Outcome != Success {
 		t.Errorf("verdict %s outcome %s", rec.Verdict, rec.Outcome)

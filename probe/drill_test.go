@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // drillSchedule is the demo's drill stream: ids 1..12, then [DONE] (13).
-func drillSchedule() []ssetest.Step { return DemoDrillSchedule() }
+func drillSchedule() []refserver.Step { return DemoDrillSchedule() }
 
 // gapAfter is drillSchedule with every event after the nth one gap later.
-func gapAfter(n int, gap time.Duration) []ssetest.Step {
+func gapAfter(n int, gap time.Duration) []refserver.Step {
 	at := make([]time.Duration, 12)
 	for i := range at {
 		at[i] = time.Duration(100+40*i) * time.Millisecond
@@ -21,10 +21,10 @@ func gapAfter(n int, gap time.Duration) []ssetest.Step {
 			at[i] += gap
 		}
 	}
-	return ssetest.Events(at, 600*time.Millisecond+gap)
+	return refserver.Events(at, 600*time.Millisecond+gap)
 }
 
-func runDrill(t *testing.T, srv *ssetest.Server, d Drill) Result {
+func runDrill(t *testing.T, srv *refserver.Server, d Drill) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -36,8 +36,8 @@ func TestDrillVerdicts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
-		schedule   []ssetest.Step // nil: drillSchedule()
-		setup      func(*ssetest.Server)
+		schedule   []refserver.Step // nil: drillSchedule()
+		setup      func(*refserver.Server)
 		drill      Drill
 		verdict    Verdict
 		duplicates int
@@ -50,16 +50,16 @@ func TestDrillVerdicts(t *testing.T) {
 	}{
 		{name: "drop, correct server", drill: Drill{Name: DrillDrop}, verdict: VerdictPass, chunks: 12, sent: "3",
 			detail: "every event once, in order"},
-		{name: "drop, off-by-one replay", setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }, drill: Drill{Name: DrillDrop},
+		{name: "drop, off-by-one replay", setup: func(s *refserver.Server) { s.Bug = refserver.Inclusive }, drill: Drill{Name: DrillDrop},
 			verdict: VerdictDuplicate, duplicates: 1, replayed: 1, chunks: 12, sent: "3",
 			detail: "resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"},
-		{name: "drop, skip", setup: func(s *ssetest.Server) { s.Bug = ssetest.Skip }, drill: Drill{Name: DrillDrop},
+		{name: "drop, skip", setup: func(s *refserver.Server) { s.Bug = refserver.Skip }, drill: Drill{Name: DrillDrop},
 			verdict: VerdictMissed, missed: 1, chunks: 11, sent: "3",
 			detail: "resume skipped 1 event(s): sent Last-Event-ID: 3, next id was 5"},
-		{name: "drop, restart", setup: func(s *ssetest.Server) { s.Bug = ssetest.Restart }, drill: Drill{Name: DrillDrop},
+		{name: "drop, restart", setup: func(s *refserver.Server) { s.Bug = refserver.Restart }, drill: Drill{Name: DrillDrop},
 			verdict: VerdictRestarted, duplicates: 3, replayed: 3, chunks: 12, sent: "3",
 			detail: "server ignored Last-Event-ID: 3 and restarted from the first event (id 1)"},
-		{name: "drop, mismatch", setup: func(s *ssetest.Server) { s.Bug = ssetest.Mismatch }, drill: Drill{Name: DrillDrop},
+		{name: "drop, mismatch", setup: func(s *refserver.Server) { s.Bug = refserver.Mismatch }, drill: Drill{Name: DrillDrop},
 			verdict: VerdictMismatch, replayed: 1, chunks: 13, sent: "3",
 			detail: "id 3 arrived again with different data"},
 		// Event 4 comes at 220 ms, event 5 a second later: the drop at
@@ -72,25 +72,25 @@ func TestDrillVerdicts(t *testing.T) {
 			// three back from 6 is 3, already sent twice, so from 2: 3-6
 			// again, then 7-12.
 			duplicates: 7, replayed: 7, chunks: 12, sent: "2"},
-		{name: "duplicate, off-by-one replay", setup: func(s *ssetest.Server) { s.Bug = ssetest.Inclusive }, drill: Drill{Name: DrillDuplicate},
+		{name: "duplicate, off-by-one replay", setup: func(s *refserver.Server) { s.Bug = refserver.Inclusive }, drill: Drill{Name: DrillDuplicate},
 			// 1-3, drop; from 3: 3-5, drop; from 3: 3-5, drop; from 2
 			// (three back from 5): 2-5 again, then 6-12.
 			verdict: VerdictDuplicate, chunks: 12, duplicates: 8, replayed: 8, sent: "2",
 			detail: "resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"},
-		{name: "server drops, client resumes by itself", setup: func(s *ssetest.Server) { s.ResetAfter = 5 }, drill: Drill{Name: DrillDuplicate, DropAfter: 100},
+		{name: "server drops, client resumes by itself", setup: func(s *refserver.Server) { s.ResetAfter = 5 }, drill: Drill{Name: DrillDuplicate, DropAfter: 100},
 			verdict: VerdictPass, chunks: 12, sent: "5"},
-		{name: "id on a cut-off event is not trusted", setup: func(s *ssetest.Server) { s.CutAt = 4 }, drill: Drill{Name: DrillDrop, DropAfter: 100},
+		{name: "id on a cut-off event is not trusted", setup: func(s *refserver.Server) { s.CutAt = 4 }, drill: Drill{Name: DrillDrop, DropAfter: 100},
 			verdict: VerdictPass, chunks: 12, sent: "4"},
 		{name: "stale, error event", drill: Drill{Name: DrillStale}, verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "error_event"},
-		{name: "stale, 410", setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleGone }, drill: Drill{Name: DrillStale},
+		{name: "stale, 410", setup: func(s *refserver.Server) { s.Stale = refserver.StaleGone }, drill: Drill{Name: DrillStale},
 			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_410"},
-		{name: "stale, 204", setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleNoContent }, drill: Drill{Name: DrillStale},
+		{name: "stale, 204", setup: func(s *refserver.Server) { s.Stale = refserver.StaleNoContent }, drill: Drill{Name: DrillStale},
 			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_204"},
-		{name: "stale, reset marker", setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleReset }, drill: Drill{Name: DrillStale},
+		{name: "stale, reset marker", setup: func(s *refserver.Server) { s.Stale = refserver.StaleReset }, drill: Drill{Name: DrillStale},
 			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "reset_event"},
-		{name: "stale, silent live tail", setup: func(s *ssetest.Server) { s.Stale = ssetest.StaleLive }, drill: Drill{Name: DrillStale},
+		{name: "stale, silent live tail", setup: func(s *refserver.Server) { s.Stale = refserver.StaleLive }, drill: Drill{Name: DrillStale},
 			verdict: VerdictUndefinedStale, chunks: 3, sent: DefaultStaleID, detail: "carried on from id 4 with no reset marker (live tail)"},
-		{name: "stale, evicted by the retention window", setup: func(s *ssetest.Server) { s.Retention = 2 }, drill: Drill{Name: DrillStale, StaleID: "1"},
+		{name: "stale, evicted by the retention window", setup: func(s *refserver.Server) { s.Retention = 2 }, drill: Drill{Name: DrillStale, StaleID: "1"},
 			verdict: VerdictStaleOK, chunks: 3, sent: "1", stale: "error_event"},
 	}
 	for _, tt := range tests {
@@ -100,7 +100,7 @@ func TestDrillVerdicts(t *testing.T) {
 			if sched == nil {
 				sched = drillSchedule()
 			}
-			srv := ssetest.NewUnstarted(sched)
+			srv := refserver.NewUnstarted(sched)
 			if tt.setup != nil {
 				tt.setup(srv)
 			}
@@ -138,7 +138,7 @@ func TestDrillVerdicts(t *testing.T) {
 // reconnect_ms and resume_handshake_ms, and TFC stays the first connection's.
 func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 	t.Parallel()
-	srv := ssetest.NewUnstarted(drillSchedule())
+	srv := refserver.NewUnstarted(drillSchedule())
 	srv.ResumeDelay = 500 * time.Millisecond
 	serve(t, srv)
 	res := runDrill(t, srv, Drill{Name: DrillDrop})
@@ -194,7 +194,7 @@ func TestDrillNoIDs(t *testing.T) {
 	for i := range steps {
 		steps[i].ID = ""
 	}
-	srv := serve(t, ssetest.NewUnstarted(steps))
+	srv := serve(t, refserver.NewUnstarted(steps))
 	rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
 	if rec.Verdict != VerdictNotSupported || rec.Outcome != UpstreamError || !strings.Contains(rec.ResumeDetail, "no event ids") {
 		t.Errorf("verdict %s (%s) outcome %s", rec.Verdict, rec.ResumeDetail, rec.Outcome)
@@ -207,12 +207,12 @@ func TestOpaqueIDs(t *testing.T) {
 	for i := range steps {
 		steps[i].ID = "evt-" + string(rune('a'+i))
 	}
-	for _, bug := range []ssetest.Bug{ssetest.Correct, ssetest.Inclusive, ssetest.Skip} {
-		srv := ssetest.NewUnstarted(steps)
+	for _, bug := range []refserver.Bug{refserver.Correct, refserver.Inclusive, refserver.Skip} {
+		srv := refserver.NewUnstarted(steps)
 		srv.Bug = bug
 		serve(t, srv)
 		rec := runDrill(t, srv, Drill{Name: DrillDrop, OpaqueIDs: true}).Record
-		want := map[ssetest.Bug]Verdict{ssetest.Correct: VerdictPass, ssetest.Inclusive: VerdictDuplicate, ssetest.Skip: VerdictPass}[bug]
+		want := map[refserver.Bug]Verdict{refserver.Correct: VerdictPass, refserver.Inclusive: VerdictDuplicate, refserver.Skip: VerdictPass}[bug]
 		if rec.Verdict != want {
 			t.Errorf("bug %d: verdict %s (%s), want %s (a skip cannot be proven with opaque ids)", bug, rec.Verdict, rec.ResumeDetail, want)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // keyForms are the forms a hostile server echoes the key in.
@@ -39,12 +39,12 @@ func keyShown(s, key string) string {
 
 // idSchedule is a stream whose third event's id is id, closed by the
 // server after it (the client resumes from that id), then the end.
-func idSchedule(id string) []ssetest.Step {
-	var steps []ssetest.Step
+func idSchedule(id string) []refserver.Step {
+	var steps []refserver.Step
 	for i, sid := range []string{"i1", "i2", id, "i4", "i5"} {
-		steps = append(steps, ssetest.Step{At: time.Duration(i) * 5 * time.Millisecond, ID: sid, Data: fmt.Sprintf("chunk %d", i)})
+		steps = append(steps, refserver.Step{At: time.Duration(i) * 5 * time.Millisecond, ID: sid, Data: fmt.Sprintf("chunk %d", i)})
 	}
-	return append(steps, ssetest.Step{At: 30 * time.Millisecond, Data: "[DONE]"})
+	return append(steps, refserver.Step{At: 30 * time.Millisecond, Data: "[DONE]"})
 }
 
 func hostileTarget(url string) Target {
@@ -56,18 +56,18 @@ func hostileTarget(url string) Target {
 func TestEchoedKeyInAnIDNeverShows(t *testing.T) {
 	t.Parallel()
 	for name, form := range keyForms {
-		for _, bug := range []ssetest.Bug{ssetest.Correct, ssetest.Inclusive} {
+		for _, bug := range []refserver.Bug{refserver.Correct, refserver.Inclusive} {
 			t.Run(fmt.Sprintf("%s bug %d", name, bug), func(t *testing.T) {
 				t.Parallel()
 				id := "k" + form(echoedKey)
-				srv := serve(t, &ssetest.Server{Schedule: idSchedule(id), CloseAfter: 3, Bug: bug})
+				srv := serve(t, &refserver.Server{Schedule: idSchedule(id), CloseAfter: 3, Bug: bug})
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: Samples["long"], Drill: Drill{OpaqueIDs: true}}).Record
 				if !rec.Resumed || rec.LastEventIDSent == "" {
 					t.Fatalf("not resumed: %+v", rec)
 				}
-				if bug == ssetest.Inclusive && rec.Verdict != VerdictDuplicate {
+				if bug == refserver.Inclusive && rec.Verdict != VerdictDuplicate {
 					t.Fatalf("verdict %s, want duplicate", rec.Verdict)
 				}
 				b, _ := json.Marshal(rec)
@@ -89,13 +89,13 @@ func TestHugeIDsLeaveABoundedRecord(t *testing.T) {
 	for _, size := range []int{8 << 10, 1 << 20} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			t.Parallel()
-			var steps []ssetest.Step
+			var steps []refserver.Step
 			for i := 0; i < 8; i++ {
-				steps = append(steps, ssetest.Step{At: time.Duration(i) * 5 * time.Millisecond, ID: fmt.Sprintf("%d%s", i, strings.Repeat("x", size)), Data: "c"})
+				steps = append(steps, refserver.Step{At: time.Duration(i) * 5 * time.Millisecond, ID: fmt.Sprintf("%d%s", i, strings.Repeat("x", size)), Data: "c"})
 			}
-			steps = append(steps, ssetest.Step{At: 50 * time.Millisecond, Data: "[DONE]"})
+			steps = append(steps, refserver.Step{At: 50 * time.Millisecond, Data: "[DONE]"})
 			for _, d := range []Drill{{Name: DrillDrop}, {Name: DrillDuplicate}, {Name: DrillStale}} {
-				srv := serve(t, &ssetest.Server{Schedule: steps, Bug: ssetest.Inclusive})
+				srv := serve(t, &refserver.Server{Schedule: steps, Bug: refserver.Inclusive})
 				tg := hostileTarget(srv.URL)
 				tg.MaxEventSize = 4 << 20
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -127,7 +127,7 @@ func TestHugeIDsLeaveABoundedRecord(t *testing.T) {
 // record with them made visible, never as control bytes.
 func TestControlBytesInIDsAreVisible(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, &ssetest.Server{Schedule: idSchedule("3\x1b]0;pwned\x07\x1b[2J\u202e"), CloseAfter: 3, Bug: ssetest.Inclusive})
+	srv := serve(t, &refserver.Server{Schedule: idSchedule("3\x1b]0;pwned\x07\x1b[2J\u202e"), CloseAfter: 3, Bug: refserver.Inclusive})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: Samples["long"], Drill: Drill{OpaqueIDs: true}}).Record
@@ -146,9 +146,9 @@ func TestControlBytesInIDsAreVisible(t *testing.T) {
 func TestUnsendableIDIsTheServersDefect(t *testing.T) {
 	t.Parallel()
 	for _, d := range []Drill{{}, {Name: DrillDrop}} {
-		srv := serve(t, &ssetest.Server{Schedule: idSchedule("3\x01"), CloseAfter: 3})
+		srv := serve(t, &refserver.Server{Schedule: idSchedule("3\x01"), CloseAfter: 3})
 		if d.Name != "" {
-			srv = serve(t, &ssetest.Server{Schedule: idSchedule("3\x01")})
+			srv = serve(t, &refserver.Server{Schedule: idSchedule("3\x01")})
 			d.DropAfter = 3
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

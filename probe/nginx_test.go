@@ -9,18 +9,18 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/internal/nginxtest"
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // smallChat is a short OpenAI-style answer that fits nginx's first buffer
 // (one page, 4 KiB): 40 content chunks of about 60 bytes, 30 ms apart from
 // 100 ms, then [DONE] at 1.3 s.
-func smallChat() []ssetest.Step {
-	var steps []ssetest.Step
+func smallChat() []refserver.Step {
+	var steps []refserver.Step
 	for i := range 40 {
-		steps = append(steps, ssetest.Step{At: time.Duration(100+30*i) * time.Millisecond, Data: fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"w%d"}}]}`, i)})
+		steps = append(steps, refserver.Step{At: time.Duration(100+30*i) * time.Millisecond, Data: fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"w%d"}}]}`, i)})
 	}
-	return append(steps, ssetest.Step{At: 1300 * time.Millisecond, Data: "[DONE]"})
+	return append(steps, refserver.Step{At: 1300 * time.Millisecond, Data: "[DONE]"})
 }
 
 // Behind a real nginx with its defaults (proxy_buffering on, HTTP/1.0 to
@@ -34,7 +34,7 @@ func smallChat() []ssetest.Step {
 func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 	t.Parallel()
 	nginxtest.Bin(t)
-	up := serve(t, ssetest.NewUnstarted(smallChat()))
+	up := serve(t, refserver.NewUnstarted(smallChat()))
 	noAccel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Accel-Buffering", "no")
 		up.Handler().ServeHTTP(w, r)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // A server that ends the stream cleanly after event 5, before [DONE], is
@@ -21,14 +21,14 @@ func TestServerDropResumedByDefault(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name  string
-		setup func(*ssetest.Server)
+		setup func(*refserver.Server)
 	}{
-		{"clean close after event 5", func(s *ssetest.Server) { s.CloseAfter = 5 }},
-		{"connection broken after event 5", func(s *ssetest.Server) { s.ResetAfter = 5 }},
+		{"clean close after event 5", func(s *refserver.Server) { s.CloseAfter = 5 }},
+		{"connection broken after event 5", func(s *refserver.Server) { s.ResetAfter = 5 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := ssetest.NewUnstarted(drillSchedule())
+			srv := refserver.NewUnstarted(drillSchedule())
 			tt.setup(srv)
 			srv.ResumeHeaderDelay = 300 * time.Millisecond
 			serve(t, srv)
@@ -56,7 +56,7 @@ func TestServerDropResumedByDefault(t *testing.T) {
 	}
 	t.Run("resume off", func(t *testing.T) {
 		t.Parallel()
-		srv := ssetest.NewUnstarted(drillSchedule())
+		srv := refserver.NewUnstarted(drillSchedule())
 		srv.CloseAfter = 5
 		serve(t, srv)
 		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]", NoResume: true}, "long", 5*time.Second).Record
@@ -70,7 +70,7 @@ func TestServerDropResumedByDefault(t *testing.T) {
 		for i := range steps {
 			steps[i].ID = ""
 		}
-		srv := ssetest.NewUnstarted(steps)
+		srv := refserver.NewUnstarted(steps)
 		srv.CloseAfter = 5
 		serve(t, srv)
 		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 5*time.Second).Record
@@ -80,13 +80,13 @@ func TestServerDropResumedByDefault(t *testing.T) {
 	})
 	t.Run("openai-responses resumes by sequence_number", func(t *testing.T) {
 		t.Parallel()
-		r := &ssetest.Responses{}
+		r := &refserver.Responses{}
 		r.Created(10 * time.Millisecond)
 		for i := range 8 {
 			r.Text(time.Duration(20+10*i)*time.Millisecond, "w")
 		}
 		r.Completed(120*time.Millisecond, 5, 8)
-		srv := ssetest.NewUnstarted(r.Steps())
+		srv := refserver.NewUnstarted(r.Steps())
 		srv.CloseAfter = 4
 		serve(t, srv)
 		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "openai-responses"}, "long", 5*time.Second).Record
@@ -104,23 +104,23 @@ func TestStaleAnswers(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		setup   func(*ssetest.Server)
+		setup   func(*refserver.Server)
 		verdict Verdict
 		answer  string
 		detail  string
 	}{
 		// Mercure 0.24 sends back Last-Event-ID naming where it resumed.
-		{"Mercure-style Last-Event-ID header naming another id", func(s *ssetest.Server) { s.Stale = ssetest.StaleHeader; s.Retention = 2 },
+		{"Mercure-style Last-Event-ID header naming another id", func(s *refserver.Server) { s.Stale = refserver.StaleHeader; s.Retention = 2 },
 			VerdictStaleOK, "header Last-Event-ID: 1", "stale Last-Event-ID: streamprobe-stale-id-0 answered by header Last-Event-ID: 1"},
-		{"full replay from the first event", func(s *ssetest.Server) { s.Stale = ssetest.StaleReplay },
+		{"full replay from the first event", func(s *refserver.Server) { s.Stale = refserver.StaleReplay },
 			VerdictUndefinedStale, "", "replayed the whole stream from the first event (id 1) with no reset marker (full replay)"},
-		{"live tail", func(s *ssetest.Server) { s.Stale = ssetest.StaleLive },
+		{"live tail", func(s *refserver.Server) { s.Stale = refserver.StaleLive },
 			VerdictUndefinedStale, "", "carried on from id 4 with no reset marker (live tail)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := ssetest.NewUnstarted(drillSchedule())
+			srv := refserver.NewUnstarted(drillSchedule())
 			tt.setup(srv)
 			serve(t, srv)
 			rec := runDrill(t, srv, Drill{Name: DrillStale}).Record
@@ -145,7 +145,7 @@ func TestStaleAnswers(t *testing.T) {
 			}
 		}))
 		t.Cleanup(ts.Close)
-		rec := runDrill(t, &ssetest.Server{Server: ts}, Drill{Name: DrillStale}).Record
+		rec := runDrill(t, &refserver.Server{Server: ts}, Drill{Name: DrillStale}).Record
 		if rec.Verdict != VerdictUndefinedStale || !strings.HasSuffix(rec.ResumeDetail, "(live tail); the response header Last-Event-ID: streamprobe-stale-id-0 came back") {
 			t.Errorf("verdict %s detail %q", rec.Verdict, rec.ResumeDetail)
 		}
@@ -159,7 +159,7 @@ func TestDuplicateDrillRewindsBehind(t *testing.T) {
 	for _, d := range []Drill{{Name: DrillDuplicate}, {Name: DrillDuplicate, DropAfter: 1, Rewind: 1}, {Name: DrillDuplicate, DropAfter: 2, Rewind: 5}} {
 		t.Run(fmt.Sprintf("drop after %d, rewind %d", d.DropAfter, d.Rewind), func(t *testing.T) {
 			t.Parallel()
-			srv := serve(t, ssetest.NewUnstarted(drillSchedule()))
+			srv := serve(t, refserver.NewUnstarted(drillSchedule()))
 			rec := runDrill(t, srv, d).Record
 			if rec.Verdict != VerdictPass {
 				t.Fatalf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
@@ -210,7 +210,7 @@ func TestRestartedOnlyLater(t *testing.T) {
 		io.WriteString(w, "data: [DONE]\n\n")
 	}))
 	t.Cleanup(ts.Close)
-	rec := runDrill(t, &ssetest.Server{Server: ts}, Drill{Name: DrillDuplicate}).Record
+	rec := runDrill(t, &refserver.Server{Server: ts}, Drill{Name: DrillDuplicate}).Record
 	want := "server restarted from the first event (id 1) when sent Last-Event-ID: 3, though it had resumed correctly before"
 	if rec.Verdict != VerdictRestarted || !strings.Contains(rec.ResumeDetail, want) {
 		t.Errorf("verdict %s detail %q, want %q", rec.Verdict, rec.ResumeDetail, want)
@@ -227,7 +227,7 @@ func TestNonIntegerIDsCheckedAsOpaque(t *testing.T) {
 			steps[i].ID = fmt.Sprintf("evt-%c", 'a'+i)
 		}
 	}
-	srv := serve(t, ssetest.NewUnstarted(steps))
+	srv := serve(t, refserver.NewUnstarted(steps))
 	rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
 	if rec.Verdict != VerdictPass || !strings.Contains(rec.ResumeDetail, `(ids are not integers, e.g. "evt-a": checked as opaque ids`) {
 		t.Errorf("verdict %s detail %q", rec.Verdict, rec.ResumeDetail)
@@ -238,7 +238,7 @@ func TestNonIntegerIDsCheckedAsOpaque(t *testing.T) {
 // that event: the drill is exercised, never judged not_supported.
 func TestDropAtBeforeTheFirstEvent(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, ssetest.NewUnstarted(drillSchedule())) // first event at 100 ms
+	srv := serve(t, refserver.NewUnstarted(drillSchedule())) // first event at 100 ms
 	rec := runDrill(t, srv, Drill{Name: DrillDrop, DropAt: time.Millisecond}).Record
 	if rec.Verdict != VerdictPass || rec.LastEventIDSent != "1" || rec.Outcome != Success {
 		t.Errorf("verdict %s (%s), sent %q, outcome %s %s", rec.Verdict, rec.ResumeDetail, rec.LastEventIDSent, rec.Outcome, rec.Error)

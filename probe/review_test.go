@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // Cases a review of the drill engine found; each failed before its fix.
@@ -17,7 +17,7 @@ func TestDrillReviewCases(t *testing.T) {
 	t.Parallel()
 	t.Run("stale drill after a drop by the server", func(t *testing.T) {
 		t.Parallel()
-		srv := ssetest.NewUnstarted(drillSchedule())
+		srv := refserver.NewUnstarted(drillSchedule())
 		srv.ResetAfter = 2 // the server drops first; the client's own drop comes later
 		serve(t, srv)
 		rec := runDrill(t, srv, Drill{Name: DrillStale}).Record
@@ -27,9 +27,9 @@ func TestDrillReviewCases(t *testing.T) {
 	})
 	t.Run("an id-less first event does not hide a restart", func(t *testing.T) {
 		t.Parallel()
-		steps := append([]ssetest.Step{{At: 50 * time.Millisecond, Data: "no id"}}, drillSchedule()...)
-		srv := ssetest.NewUnstarted(steps)
-		srv.Bug = ssetest.Restart
+		steps := append([]refserver.Step{{At: 50 * time.Millisecond, Data: "no id"}}, drillSchedule()...)
+		srv := refserver.NewUnstarted(steps)
+		srv.Bug = refserver.Restart
 		serve(t, srv)
 		rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
 		if rec.Verdict != VerdictRestarted {
@@ -38,7 +38,7 @@ func TestDrillReviewCases(t *testing.T) {
 	})
 	t.Run("a drill that never dropped is not a pass", func(t *testing.T) {
 		t.Parallel()
-		srv := serve(t, ssetest.NewUnstarted(ssetest.Events(ssetest.Ms(10, 20), 30*time.Millisecond)))
+		srv := serve(t, refserver.NewUnstarted(refserver.Events(refserver.Ms(10, 20), 30*time.Millisecond)))
 		rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
 		if rec.Verdict != VerdictNotExercised || !rec.Verdict.Failed() || !strings.Contains(rec.ResumeDetail, "ended after 2 content chunks") {
 			t.Errorf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
@@ -46,7 +46,7 @@ func TestDrillReviewCases(t *testing.T) {
 	})
 	t.Run("duplicate drill: tail without the reconnects", func(t *testing.T) {
 		t.Parallel()
-		srv := ssetest.NewUnstarted(drillSchedule())
+		srv := refserver.NewUnstarted(drillSchedule())
 		srv.ResumeDelay = 300 * time.Millisecond
 		serve(t, srv)
 		res := runDrill(t, srv, Drill{Name: DrillDuplicate})
@@ -67,7 +67,7 @@ func TestDrillReviewCases(t *testing.T) {
 	})
 	t.Run("responses resume keeps the query string", func(t *testing.T) {
 		t.Parallel()
-		srv := serve(t, ssetest.NewUnstarted(responsesSchedule()))
+		srv := serve(t, refserver.NewUnstarted(responsesSchedule()))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		rec := Run(ctx, Target{Name: "azure", URL: srv.URL + "/openai?api-version=2025-04-01", Dialect: "openai-responses"},

@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
@@ -29,7 +29,7 @@ func newClient(t *testing.T) *resumeclient.Client {
 	return &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
 }
 
-func serve(t *testing.T, srv *ssetest.Server) *ssetest.Server {
+func serve(t *testing.T, srv *refserver.Server) *refserver.Server {
 	t.Helper()
 	if srv.Server == nil {
 		srv.Start()
@@ -53,7 +53,7 @@ func runProbe(t *testing.T, tg Target, sample string, timeout time.Duration) Res
 
 // closedConn waits for the server to finish connection i and returns its
 // log, so that every step it wrote is in it.
-func closedConn(t *testing.T, srv *ssetest.Server, i int) ssetest.Conn {
+func closedConn(t *testing.T, srv *refserver.Server, i int) refserver.Conn {
 	t.Helper()
 	c, ok := srv.WaitClosed(i, 2*time.Second)
 	if !ok {
@@ -85,9 +85,9 @@ func nearMs(t *testing.T, what string, got *float64, start, want time.Time) {
 
 func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 	t.Parallel()
-	steps := []ssetest.Step{{At: 100 * time.Millisecond, Comment: " heartbeat"}, {At: 300 * time.Millisecond, Comment: " heartbeat"}}
-	steps = append(steps, ssetest.Events(ssetest.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044), 1051*time.Millisecond)...)
-	srv := serve(t, ssetest.NewUnstarted(steps))
+	steps := []refserver.Step{{At: 100 * time.Millisecond, Comment: " heartbeat"}, {At: 300 * time.Millisecond, Comment: " heartbeat"}}
+	steps = append(steps, refserver.Events(refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044), 1051*time.Millisecond)...)
+	srv := serve(t, refserver.NewUnstarted(steps))
 	res := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", 5*time.Second)
 	rec, tl := res.Record, res.Timeline
 	if rec.Outcome != Success {
@@ -153,12 +153,12 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 
 func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
 	t.Parallel()
-	c := &ssetest.Chat{Model: "m"}
+	c := &refserver.Chat{Model: "m"}
 	c.Heartbeat(50*time.Millisecond).Role(100*time.Millisecond).Heartbeat(150*time.Millisecond).
 		Reasoning(200*time.Millisecond, "thinking").ToolArgs(220*time.Millisecond, `{"q":1}`).
 		Text(300*time.Millisecond, "Hel").Text(340*time.Millisecond, "lo").Text(380*time.Millisecond, "!").
 		Finish(390*time.Millisecond).Usage(395*time.Millisecond, 12, 3).Done(600 * time.Millisecond)
-	srv := serve(t, ssetest.NewUnstarted(c.Steps(false)))
+	srv := serve(t, refserver.NewUnstarted(c.Steps(false)))
 	res := runProbe(t, Target{Name: "chat", URL: srv.URL, Dialect: "openai-chat", Model: "m"}, "short", 5*time.Second)
 	rec, tl := res.Record, res.Timeline
 	if rec.Outcome != Success {
@@ -205,11 +205,11 @@ func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
 func TestSplitWritesAndCRLF(t *testing.T) {
 	t.Parallel()
 	for _, le := range []string{"\n", "\r\n", "\r"} {
-		steps := ssetest.Events(ssetest.Ms(100, 200, 300), 400*time.Millisecond)
+		steps := refserver.Events(refserver.Ms(100, 200, 300), 400*time.Millisecond)
 		// Cut the second event at odd offsets: inside "id", inside the
 		// data, and between the two characters of CRLF.
 		steps[1].Splits = []int{1, 5, 9, 14, 15}
-		srv := ssetest.NewUnstarted(steps)
+		srv := refserver.NewUnstarted(steps)
 		srv.LineEnd = le
 		srv.SplitDelay = 20 * time.Millisecond
 		serve(t, srv)
@@ -232,23 +232,23 @@ func TestFaultOutcomes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		setup    func(*ssetest.Server)
-		steps    []ssetest.Step
+		setup    func(*refserver.Server)
+		steps    []refserver.Step
 		want     Outcome
 		status   int
 		errHas   []string
 		timeout  time.Duration
 		noResume bool
 	}{
-		{name: "HTTP 500", setup: func(s *ssetest.Server) { s.Status = 500 }, want: UpstreamError, status: 500,
+		{name: "HTTP 500", setup: func(s *refserver.Server) { s.Status = 500 }, want: UpstreamError, status: 500,
 			errHas: []string{"500", "Internal Server Error", "injected status"}},
-		{name: "not text/event-stream", setup: func(s *ssetest.Server) { s.ContentType = "text/html" }, want: ProtocolError, status: 200,
+		{name: "not text/event-stream", setup: func(s *refserver.Server) { s.ContentType = "text/html" }, want: ProtocolError, status: 200,
 			errHas: []string{"not text/event-stream", `"text/html"`, "id: 1"}},
-		{name: "headers then nothing", setup: func(s *ssetest.Server) { s.Hold = true }, steps: []ssetest.Step{}, want: Timeout, status: 200,
+		{name: "headers then nothing", setup: func(s *refserver.Server) { s.Hold = true }, steps: []refserver.Step{}, want: Timeout, status: 200,
 			errHas: []string{"timeout", "no first chunk within 300ms"}, timeout: 300 * time.Millisecond},
-		{name: "reset mid-stream, resume off", setup: func(s *ssetest.Server) { s.ResetAfter = 2 }, noResume: true, want: UpstreamError, status: 200,
+		{name: "reset mid-stream, resume off", setup: func(s *refserver.Server) { s.ResetAfter = 2 }, noResume: true, want: UpstreamError, status: 200,
 			errHas: []string{"connection broken mid-stream", "after 2 content chunks"}},
-		{name: "clean close before the end marker", steps: ssetest.Events(ssetest.Ms(10, 20), -1), want: UpstreamError, status: 200,
+		{name: "clean close before the end marker", steps: refserver.Events(refserver.Ms(10, 20), -1), want: UpstreamError, status: 200,
 			errHas: []string{"before the end marker"}},
 	}
 	for _, tt := range tests {
@@ -256,9 +256,9 @@ func TestFaultOutcomes(t *testing.T) {
 			t.Parallel()
 			steps := tt.steps
 			if steps == nil {
-				steps = ssetest.Events(ssetest.Ms(10, 20, 30), 40*time.Millisecond)
+				steps = refserver.Events(refserver.Ms(10, 20, 30), 40*time.Millisecond)
 			}
-			srv := ssetest.NewUnstarted(steps)
+			srv := refserver.NewUnstarted(steps)
 			if tt.setup != nil {
 				tt.setup(srv)
 			}
@@ -287,7 +287,7 @@ func TestFaultOutcomes(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	srv := ssetest.NewServer(nil)
+	srv := refserver.NewServer(nil)
 	url := srv.URL
 	srv.Close()
 	rec := runProbe(t, Target{Name: "t", URL: url + "/x?key=secret", Dialect: "sse"}, "short", 2*time.Second).Record
@@ -304,13 +304,13 @@ func TestConnectionRefused(t *testing.T) {
 
 func TestCancelSampleClosesAtOnce(t *testing.T) {
 	t.Parallel()
-	c := &ssetest.Chat{}
+	c := &refserver.Chat{}
 	c.Role(10 * time.Millisecond)
 	for i := range 20 {
 		c.Text(time.Duration(50+50*i)*time.Millisecond, "x")
 	}
 	c.Done(2 * time.Second)
-	srv := serve(t, ssetest.NewUnstarted(c.Steps(false)))
+	srv := serve(t, refserver.NewUnstarted(c.Steps(false)))
 	res := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "openai-chat"}, "cancel", 5*time.Second)
 	rec := res.Record
 	if rec.Outcome != ClientCancelled || rec.Chunks != DefaultCancelAfter {
@@ -330,9 +330,9 @@ func TestCancelSampleClosesAtOnce(t *testing.T) {
 
 func TestTruncatedEventAtEOF(t *testing.T) {
 	t.Parallel()
-	steps := ssetest.Events(ssetest.Ms(10, 20), -1)
-	steps = append(steps, ssetest.Step{At: 30 * time.Millisecond, Raw: "id: 99\ndata: cut"})
-	srv := serve(t, ssetest.NewUnstarted(steps))
+	steps := refserver.Events(refserver.Ms(10, 20), -1)
+	steps = append(steps, refserver.Step{At: 30 * time.Millisecond, Raw: "id: 99\ndata: cut"})
+	srv := serve(t, refserver.NewUnstarted(steps))
 	rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse"}, "short", 2*time.Second).Record
 	if rec.Outcome != Success || rec.Chunks != 2 || rec.Truncated != 1 || rec.LastEventID != "2" {
 		t.Errorf("outcome %s chunks %d truncated %d last id %q", rec.Outcome, rec.Chunks, rec.Truncated, rec.LastEventID)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 const echoedKey = "sk-echoed-0123456789abcdefghijklmnopqrst"
@@ -42,10 +42,10 @@ func echoTarget(echo, url string) Target {
 // in the record: the key is redacted before the message is bounded.
 func TestInStreamErrorNeverShowsTheKey(t *testing.T) {
 	t.Parallel()
-	for _, echo := range ssetest.EchoKeyDialects {
+	for _, echo := range refserver.EchoKeyDialects {
 		t.Run(echo, func(t *testing.T) {
 			t.Parallel()
-			srv := serve(t, &ssetest.Server{ScheduleFor: ssetest.EchoKey(echo)})
+			srv := serve(t, &refserver.Server{ScheduleFor: refserver.EchoKey(echo)})
 			for pad := MaxMessage - len(echoedKey) - 8; pad <= MaxMessage+2; pad++ {
 				tg := echoTarget(echo, fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad))
 				rec := runProbe(t, tg, "short", 5*time.Second).Record

@@ -15,7 +15,7 @@ import (
 
 	"github.com/r3labs/sse/v2"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	rc "github.com/streamprobe/streamprobe/resumeclient"
 )
 
@@ -341,7 +341,7 @@ func TestSessionBackoff(t *testing.T) {
 }
 
 func TestSessionRestart(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(0, 10, 2000, 2010), 2020))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(0, 10, 2000, 2010), 2020))
 	t.Cleanup(srv.Close)
 	s := session(t, rc.Request{URL: srv.URL}, rc.SessionOptions{})
 	var got []string
@@ -472,7 +472,7 @@ func TestSessionAgainstR3labs(t *testing.T) {
 // what each connection asked for and what it really sent.
 func TestSessionAgainstTheReferenceServer(t *testing.T) {
 	t.Run("a clean close mid-stream is resumed from the last id", func(t *testing.T) {
-		srv := ssetest.NewUnstarted(ssetest.Events(ssetest.Ms(1, 2, 3, 4, 5, 6, 7, 8), -1))
+		srv := refserver.NewUnstarted(refserver.Events(refserver.Ms(1, 2, 3, 4, 5, 6, 7, 8), -1))
 		srv.CloseAfter = 5
 		srv.Start()
 		t.Cleanup(srv.Close)
@@ -487,7 +487,7 @@ func TestSessionAgainstTheReferenceServer(t *testing.T) {
 		}
 	})
 	t.Run("an event cut off mid-way is never dispatched nor its id sent", func(t *testing.T) {
-		srv := ssetest.NewUnstarted(ssetest.Events(ssetest.Ms(1, 2, 3, 4, 5), -1))
+		srv := refserver.NewUnstarted(refserver.Events(refserver.Ms(1, 2, 3, 4, 5), -1))
 		srv.CutAt = 3 // the 4th event (id 4) goes out without its blank line
 		srv.Start()
 		t.Cleanup(srv.Close)
@@ -502,7 +502,7 @@ func TestSessionAgainstTheReferenceServer(t *testing.T) {
 		}
 	})
 	t.Run("an explicitly empty id sends no Last-Event-ID", func(t *testing.T) {
-		srv := ssetest.NewUnstarted([]ssetest.Step{{At: time.Millisecond, ID: "1", Data: "a"}, {At: 2 * time.Millisecond, Raw: "id\ndata: b\n\n"}})
+		srv := refserver.NewUnstarted([]refserver.Step{{At: time.Millisecond, ID: "1", Data: "a"}, {At: 2 * time.Millisecond, Raw: "id\ndata: b\n\n"}})
 		srv.CloseAfter = 2
 		srv.Start()
 		t.Cleanup(srv.Close)

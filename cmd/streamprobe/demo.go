@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -51,7 +51,7 @@ Flags:
 	code := exitOK
 	for i, name := range probe.SampleNames {
 		s := probe.Samples[name]
-		t := probe.Target{Name: "demo", URL: srv.URL, Dialect: "openai-chat", Model: "ssetest"}
+		t := probe.Target{Name: "demo", URL: srv.URL, Dialect: "openai-chat", Model: "refserver"}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		res := probe.Run(rctx, t, probe.Options{Sample: s, Client: client})
 		cancel()
@@ -78,7 +78,7 @@ Flags:
 func demoDrills(ctx context.Context, client *resumeclient.Client, drills []probe.DemoDrill, asJSON bool, stdout, stderr io.Writer) int {
 	code := exitOK
 	for i, dd := range drills {
-		srv := ssetest.NewUnstarted(probe.DemoDrillSchedule())
+		srv := refserver.NewUnstarted(probe.DemoDrillSchedule())
 		if dd.Setup != nil {
 			dd.Setup(srv)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -30,9 +30,9 @@ func keyPiece(s, key string) string {
 func TestOnceNeverShowsAnEchoedKey(t *testing.T) {
 	const key = "sk-once-echo-0123456789abcdefghijklmnopq"
 	t.Setenv("STREAMPROBE_TEST_KEY", key)
-	for _, echo := range ssetest.EchoKeyDialects {
-		srv := ssetest.NewUnstarted(nil)
-		srv.ScheduleFor = ssetest.EchoKey(echo)
+	for _, echo := range refserver.EchoKeyDialects {
+		srv := refserver.NewUnstarted(nil)
+		srv.ScheduleFor = refserver.EchoKey(echo)
 		srv.Start()
 		t.Cleanup(srv.Close)
 		dialect := strings.TrimSuffix(echo, "-failed")
@@ -68,11 +68,11 @@ func TestOnceTextEscapesControlCharacters(t *testing.T) {
 			steps[i].ID = esc + steps[i].ID + "\x07\u009b\u202e"
 		}
 	}
-	bad := ssetest.NewUnstarted(steps)
-	bad.Bug = ssetest.Inclusive
+	bad := refserver.NewUnstarted(steps)
+	bad.Bug = refserver.Inclusive
 	bad.Start()
 	defer bad.Close()
-	errSrv := ssetest.NewServer([]ssetest.Step{{Data: `{"error":{"message":"` + `\u001b[31mred\u001b[0m\r overloaded"}}`}})
+	errSrv := refserver.NewServer([]refserver.Step{{Data: `{"error":{"message":"` + `\u001b[31mred\u001b[0m\r overloaded"}}`}})
 	defer errSrv.Close()
 
 	for _, args := range [][]string{
@@ -119,8 +119,8 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 func TestCheckNeverShowsAnEchoedKey(t *testing.T) {
 	const key = "sk-check-echo-0123456789abcdefghijklmnop"
 	t.Setenv("STREAMPROBE_TEST_KEY", key)
-	echo := ssetest.NewUnstarted(nil)
-	echo.ScheduleFor = ssetest.EchoKey("openai-chat")
+	echo := refserver.NewUnstarted(nil)
+	echo.ScheduleFor = refserver.EchoKey("openai-chat")
 	echo.Start()
 	t.Cleanup(echo.Close)
 	body := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -19,7 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/streamprobe/streamprobe/internal/ssetest"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -109,9 +109,9 @@ func decodeRecords(t *testing.T, out string) []probe.Record {
 func TestOnceExitCodesAndSecrets(t *testing.T) {
 	const key = "sk-streamprobe-test-0123456789abcdefghij"
 	t.Setenv("STREAMPROBE_TEST_KEY", key)
-	ok := ssetest.NewServer(ssetest.Events(ssetest.Ms(20, 40, 60), 80*time.Millisecond))
+	ok := refserver.NewServer(refserver.Events(refserver.Ms(20, 40, 60), 80*time.Millisecond))
 	defer ok.Close()
-	failing := ssetest.NewUnstarted(nil)
+	failing := refserver.NewUnstarted(nil)
 	failing.Status = 401
 	failing.Start()
 	defer failing.Close()
@@ -140,7 +140,7 @@ func TestOnceExitCodesAndSecrets(t *testing.T) {
 }
 
 func TestOnceCancelSampleExitsZero(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(10, 20, 30, 40, 50, 60), 500*time.Millisecond))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(10, 20, 30, 40, 50, 60), 500*time.Millisecond))
 	defer srv.Close()
 	code, stdout, _ := runCmd(t, "once", "-url", srv.URL, "-sample", "cancel", "-cancel-after", "2")
 	if code != exitOK || !strings.Contains(stdout, "client_cancelled") || !strings.Contains(stdout, "after 2 content chunks") {
@@ -198,7 +198,7 @@ func TestDemo(t *testing.T) {
 }
 
 func TestSignalCancelsRun(t *testing.T) {
-	srv := ssetest.NewUnstarted(nil)
+	srv := refserver.NewUnstarted(nil)
 	srv.Hold = true
 	srv.Start()
 	defer srv.Close()
@@ -212,10 +212,10 @@ func TestSignalCancelsRun(t *testing.T) {
 }
 
 func TestOnceDrillExitCodes(t *testing.T) {
-	good := ssetest.NewServer(probe.DemoDrillSchedule())
+	good := refserver.NewServer(probe.DemoDrillSchedule())
 	defer good.Close()
-	bad := ssetest.NewUnstarted(probe.DemoDrillSchedule())
-	bad.Bug = ssetest.Inclusive
+	bad := refserver.NewUnstarted(probe.DemoDrillSchedule())
+	bad.Bug = refserver.Inclusive
 	bad.Start()
 	defer bad.Close()
 
@@ -383,7 +383,7 @@ func waitFor(t *testing.T, buf *lockedBuffer, s string) {
 // SIGHUP with a broken config: logged, and the old config keeps running;
 // then a good one is taken; SIGTERM (the context) exits 0.
 func TestRunReloadOnSIGHUP(t *testing.T) {
-	srv := ssetest.NewServer(ssetest.Events(ssetest.Ms(5, 10), -1))
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 	defer srv.Close()
 	good := fmt.Sprintf("[log]\nformat = \"text\"\n[[target]]\nname = \"t\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"100ms\"\njitter = \"0s\"\n", srv.URL)
 	path := writeConfig(t, good)
@@ -458,7 +458,7 @@ func TestOnceBuiltin(t *testing.T) {
 // 5: resumed from the last dispatched id, complete, exit 0, and the record
 // says the server dropped it. With -no-resume it is the old upstream_error.
 func TestOnceResumesAServerDrop(t *testing.T) {
-	srv := ssetest.NewUnstarted(probe.DemoDrillSchedule())
+	srv := refserver.NewUnstarted(probe.DemoDrillSchedule())
 	srv.CloseAfter = 5
 	srv.Start()
 	defer srv.Close()
@@ -473,7 +473,7 @@ func TestOnceResumesAServerDrop(t *testing.T) {
 	if c := srv.Conns(); len(c) != 2 || c[1].LastEventID != "5" {
 		t.Errorf("server saw %d connections", len(c))
 	}
-	srv2 := ssetest.NewUnstarted(probe.DemoDrillSchedule())
+	srv2 := refserver.NewUnstarted(probe.DemoDrillSchedule())
 	srv2.CloseAfter = 5 // the first connection only: a new server
 	srv2.Start()
 	defer srv2.Close()
@@ -486,8 +486,8 @@ func TestOnceResumesAServerDrop(t *testing.T) {
 // The stale drill's settings in a config reach check as once's flags reach
 // once: the same server gets the same verdict from both.
 func TestStaleSettingsAgreeBetweenOnceAndCheck(t *testing.T) {
-	srv := ssetest.NewUnstarted(probe.DemoDrillSchedule())
-	srv.Stale = ssetest.StaleReset
+	srv := refserver.NewUnstarted(probe.DemoDrillSchedule())
+	srv.Stale = refserver.StaleReset
 	srv.ResetEvent = "history-lost"
 	srv.Start()
 	defer srv.Close()
@@ -519,7 +519,7 @@ stale_headers = ["X-History: lost"]
 // bursts named; once names the buffering too.
 func TestCheckRedOnFreezesInEveryRun(t *testing.T) {
 	t.Parallel()
-	srv := ssetest.NewServer(ssetest.Bursts(100, ssetest.Ms(300, 1700, 3100, 4500)...))
+	srv := refserver.NewServer(refserver.Bursts(100, refserver.Ms(300, 1700, 3100, 4500)...))
 	t.Cleanup(srv.Close)
 	cfg := writeConfig(t, fmt.Sprintf("[[target]]\nname = \"proxied\"\nurl = %q\nsamples = [\"long\"]\n[budget.long]\ntfc = \"1500ms\"\ngap = \"150ms\"\ntail = \"30s\"\n", srv.URL))
 	code, stdout, stderr := runCmd(t, "check", "-config", cfg, "-runs", "3", "-concurrency", "3")

@@ -1,4 +1,4 @@
-package ssetest
+package refserver
 
 import (
 	"encoding/json"
@@ -36,7 +36,7 @@ func (c *Chat) chunk(at time.Duration, delta *chatDelta, finish string, usage ma
 		Delta        *chatDelta `json:"delta"`
 		FinishReason *string    `json:"finish_reason"`
 	}
-	m := map[string]any{"id": "chatcmpl-ssetest", "object": "chat.completion.chunk", "created": 0, "model": c.Model}
+	m := map[string]any{"id": "chatcmpl-refserver", "object": "chat.completion.chunk", "created": 0, "model": c.Model}
 	if delta != nil {
 		ch := choice{Delta: delta}
 		if finish != "" {

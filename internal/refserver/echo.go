@@ -1,4 +1,4 @@
-package ssetest
+package refserver
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ var EchoKeyDialects = []string{"openai-chat", "anthropic-messages", "openai-resp
 // It panics, when called, on an unknown dialect.
 func EchoKey(dialect string) func(r *http.Request, body []byte) []Step {
 	if !slices.Contains(EchoKeyDialects, dialect) {
-		panic("ssetest: EchoKey: unknown dialect " + dialect)
+		panic("refserver: EchoKey: unknown dialect " + dialect)
 	}
 	return func(r *http.Request, _ []byte) []Step {
 		key := r.Header.Get("X-Api-Key")

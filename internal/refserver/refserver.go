@@ -1,11 +1,11 @@
-// Package ssetest is the reference target: a resumable Server-Sent Events
+// Package refserver is the reference target: a resumable Server-Sent Events
 // server in the manner of net/http/httptest, behind the built-in target of
 // run, check, once and demo, and the fixture of the tests. It streams a
 // fixed schedule of events at exact offsets, logs when each one was really
 // written, honours Last-Event-ID from a bounded retention window, plays the
 // wire formats of the LLM APIs, and can switch on every resume bug the
 // drills name. It is internal: not an API of streamprobe.
-package ssetest
+package refserver
 
 import (
 	"bytes"
@@ -267,7 +267,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.Status != 0 && s.Status != http.StatusOK {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(s.Status)
-		io.WriteString(w, `{"error":{"message":"ssetest: injected status"}}`)
+		io.WriteString(w, `{"error":{"message":"refserver: injected status"}}`)
 		return
 	}
 	ct := s.ContentType
@@ -299,7 +299,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 				first = idx + 1
 			}
 		case s.Stale == StaleGone:
-			http.Error(w, "ssetest: Last-Event-ID not retained", http.StatusGone)
+			http.Error(w, "refserver: Last-Event-ID not retained", http.StatusGone)
 			return
 		case s.Stale == StaleNoContent:
 			w.WriteHeader(http.StatusNoContent)
@@ -325,9 +325,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case s.Stale == StaleReplay:
 			first = 0
 		case s.Stale == StaleReset:
-			prefix = []Step{{Event: or(s.ResetEvent, "reset"), Data: "ssetest: history lost, replaying"}}
+			prefix = []Step{{Event: or(s.ResetEvent, "reset"), Data: "refserver: history lost, replaying"}}
 		default:
-			prefix = []Step{{Event: or(s.ErrorEvent, "error"), Data: "ssetest: Last-Event-ID not retained"}}
+			prefix = []Step{{Event: or(s.ErrorEvent, "error"), Data: "refserver: Last-Event-ID not retained"}}
 			steps, first = nil, 0
 		}
 	}
