@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"github.com/robfig/cron/v3"
 	"net/http"
-	"strings"
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/probe"
@@ -112,10 +111,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	}
 	url := ct.URL.String()
 	if ct.Builtin {
-		url = builtinURL
-		if ct.Dialect == "sse" {
-			url = strings.TrimSuffix(builtinURL, "/") + "/events"
-		}
+		url = BuiltinURL(builtinURL, ct.Dialect)
 	}
 	if ct.Dialect == "anthropic-messages" && key != "" {
 		// Anthropic takes the key as x-api-key, not as a bearer token.

@@ -1,0 +1,35 @@
+package jobs
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+// NeedsBuiltin reports whether a target of c runs against the built-in
+// reference target.
+func NeedsBuiltin(c *config.Config) bool {
+	return slices.ContainsFunc(c.Targets, func(t config.Target) bool { return t.Builtin })
+}
+
+// NewBuiltin returns the built-in reference target, unstarted, as every
+// command runs it: the demo server of probe.NewDemoServer, keeping the
+// last 16 connections for the status of its own tests.
+func NewBuiltin() *refserver.Server {
+	srv := probe.NewDemoServer()
+	srv.KeepConns = 16
+	return srv
+}
+
+// BuiltinURL is the URL a target of dialect probes on the built-in
+// reference target served at base: the generic sse dialect reads the
+// resumable drill stream on /events, the API dialects their API paths.
+func BuiltinURL(base, dialect string) string {
+	if dialect == "sse" {
+		return strings.TrimSuffix(base, "/") + "/events"
+	}
+	return base
+}
