@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
@@ -39,15 +40,92 @@ const (
 // neither a success nor a failure.
 var errPushCancelled = errors.New("daemon: push cancelled")
 
+// pushState is the push's own: its transport, and the outcome of the
+// last push for /healthz and the status page.
+type pushState struct {
+	// reset, made by New and never changed, says a reload changed the
+	// push settings.
+	reset chan struct{}
+
+	mu      sync.Mutex      // guards the fields below
+	tr      *http.Transport // made on first use; Run closes its idle connections
+	lastAt  time.Time       // when the last push ended
+	lastErr string          // why it failed (scrubbed, bounded); "" when it succeeded
+	lastOK  time.Time       // when the last push that succeeded ended
+}
+
+// last is the outcome of the last push: when, why it failed ("" when it
+// did not), and when a push last succeeded.
+func (p *pushState) last() (at time.Time, err string, ok time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastAt, p.lastErr, p.lastOK
+}
+
 // pushTransport is the push's own transport, made on first use (Run
 // closes its idle connections when it returns).
 func (d *Daemon) pushTransport() *http.Transport {
-	d.pushMu.Lock()
-	defer d.pushMu.Unlock()
-	if d.pushTr == nil {
-		d.pushTr = http.DefaultTransport.(*http.Transport).Clone()
+	d.pushed.mu.Lock()
+	defer d.pushed.mu.Unlock()
+	if d.pushed.tr == nil {
+		d.pushed.tr = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	return d.pushTr
+	return d.pushed.tr
+}
+
+func (d *Daemon) pushConfig() config.Push { return d.config().Push }
+
+// pushLoop pushes the set every interval. A push runs apart from the
+// probes: a slow or dead endpoint never delays a run. A reload's new
+// interval takes effect at once; its URL at the next push.
+func (d *Daemon) pushLoop(ctx context.Context) {
+	every := d.pushConfig().Interval.Duration
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.pushed.reset:
+			if p := d.pushConfig().Interval.Duration; p != every {
+				every = p
+				t.Reset(every)
+			}
+		case <-t.C:
+			d.push(ctx)
+		}
+	}
+}
+
+// push sends the set once (sendPush). Counters and buckets are
+// cumulative, so a failed push loses nothing: the next one carries it.
+func (d *Daemon) push(ctx context.Context) {
+	p := d.pushConfig()
+	if p.URL.URL == nil {
+		return
+	}
+	auth, err := config.Secret(p.AuthorizationEnv, p.AuthorizationFile, d.getenv)
+	if err != nil {
+		d.Log.Error("push: authorization", "err", err)
+		auth = ""
+	}
+	err = d.sendPush(ctx, p, auth)
+	if errors.Is(err, errPushCancelled) {
+		return
+	}
+	d.pushed.mu.Lock()
+	d.pushed.lastAt = time.Now()
+	if err != nil {
+		d.pushed.lastErr = err.Error()
+	} else {
+		d.pushed.lastErr = ""
+		d.pushed.lastOK = d.pushed.lastAt
+	}
+	d.pushed.mu.Unlock()
+	if err != nil {
+		d.Metrics.PushFailed()
+		d.Log.Warn("push failed; the next push carries everything", "err", err)
+	}
 }
 
 // sendPush writes the set in the Prometheus text format, gzipped, and

@@ -36,9 +36,8 @@ func pushDaemon(t *testing.T, pushURL, extra string, env map[string]string) (*Da
 }
 
 func lastPushErr(d *Daemon) string {
-	d.pushMu.Lock()
-	defer d.pushMu.Unlock()
-	return d.lastPushErr
+	_, err, _ := d.pushed.last()
+	return err
 }
 
 // get returns the body of http://addr/path.
@@ -184,9 +183,8 @@ func TestPushFollowsNoRedirectToAnotherHost(t *testing.T) {
 	defer srv.Close()
 	d, _, _ := pushDaemon(t, srv.URL+"/api/v1/import/prometheus", "", nil)
 	waitFor(t, "a push", 30*time.Second, func() bool {
-		d.pushMu.Lock()
-		defer d.pushMu.Unlock()
-		return !d.lastPushAt.IsZero()
+		at, _, _ := d.pushed.last()
+		return !at.IsZero()
 	})
 	if n := elsewhere.Load(); n != 0 {
 		t.Errorf("%d pushes went to the host the endpoint redirected to", n)
