@@ -141,9 +141,6 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.results = newResultsLog(resultsQueueLen, d.resultsLogFailed, d.resultsLogDropped)
 	if err := d.apply(cfg); err != nil {
 		d.results.close()
-		if d.builtin != nil {
-			d.builtin.Close()
-		}
 		return err
 	}
 	d.Metrics.Reloaded(true, time.Now())

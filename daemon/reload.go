@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // current is the config in force and its scheduler: apply swaps them
@@ -94,10 +95,11 @@ func (d *Daemon) apply(cfg *config.Config) error {
 type staged struct {
 	cfg      *config.Config
 	jobs     []jobs.Job
-	results  *os.File         // the results log, opened; nil: none
-	relisten bool             // the listen address changed
-	ln       net.Listener     // bound to it when relisten; nil: none
-	sched    gocron.Scheduler // cfg's jobs scheduled, not started
+	results  *os.File          // the results log, opened; nil: none
+	relisten bool              // the listen address changed
+	ln       net.Listener      // bound to it when relisten; nil: none
+	builtin  *refserver.Server // the built-in reference target, started for cfg; nil: none new
+	sched    gocron.Scheduler  // cfg's jobs scheduled, not started
 	plans    map[string]*jobPlan
 	gen      uint64
 }
@@ -107,6 +109,9 @@ func (st *staged) discard() {
 	if st.sched != nil {
 		st.sched.Shutdown()
 	}
+	if st.builtin != nil {
+		st.builtin.Close()
+	}
 	if st.ln != nil {
 		st.ln.Close()
 	}
@@ -115,11 +120,15 @@ func (st *staged) discard() {
 	}
 }
 
-// stage makes cfg ready to run: the built-in reference target when cfg
-// needs it and none runs yet, the results log (opened again on every
-// reload, so a rotated log is let go), the listen address when it changed
-// (the new one bound, not yet served, while the old one serves on), the
-// jobs (secrets) and a scheduler with every job on it, not started.
+// stage makes cfg ready to run, in an order that starts nothing before
+// it must: the results log (opened again on every reload, so a rotated
+// log is let go), the listen address when it changed (the new one bound,
+// not yet served, while the old one serves on), the built-in reference
+// target when cfg needs it and none runs yet, the jobs (secrets: they
+// need the built-in target's URL, known only once it is started), and a
+// scheduler with every job on it, not started. The built-in target is the
+// one thing started here, because its URL is part of the jobs; a failure
+// after it closes it, as a failure closes everything made before it.
 func (d *Daemon) stage(cfg *config.Config) (*staged, error) {
 	st := &staged{cfg: cfg}
 	if err := d.prepare(st); err != nil {
@@ -133,15 +142,6 @@ func (d *Daemon) stage(cfg *config.Config) (*staged, error) {
 // on an error, what it filled is for stage to discard.
 func (d *Daemon) prepare(st *staged) (err error) {
 	cfg := st.cfg
-	if d.builtin == nil && jobs.NeedsBuiltin(cfg) {
-		d.builtin = jobs.NewBuiltin()
-		d.builtin.Start()
-		d.Log.Info("built-in reference target started", "url", d.builtin.URL)
-	}
-	builtinURL := ""
-	if d.builtin != nil {
-		builtinURL = d.builtin.URL
-	}
 	if cfg.ResultsLog != "" {
 		if st.results, err = os.OpenFile(cfg.ResultsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640); err != nil {
 			return fmt.Errorf("results_log: %w", err)
@@ -152,6 +152,15 @@ func (d *Daemon) prepare(st *staged) (err error) {
 		if st.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 			return fmt.Errorf("listen %s: %w", cfg.Listen, err)
 		}
+	}
+	builtinURL := ""
+	switch {
+	case d.builtin != nil:
+		builtinURL = d.builtin.URL
+	case jobs.NeedsBuiltin(cfg):
+		st.builtin = jobs.NewBuiltin()
+		st.builtin.Start()
+		builtinURL = st.builtin.URL
 	}
 	if st.jobs, err = jobs.Build(cfg, builtinURL, d.getenv); err != nil {
 		return err
@@ -202,6 +211,10 @@ func (d *Daemon) commit(st *staged) {
 	old := d.cur.sched
 	d.cur.cfg, d.cur.sched, d.cur.plans, d.cur.gen = cfg, st.sched, st.plans, st.gen
 	d.cur.mu.Unlock()
+	if st.builtin != nil {
+		d.builtin = st.builtin
+		d.Log.Info("built-in reference target started", "url", d.builtin.URL)
+	}
 	if st.relisten {
 		d.relisten(cfg.Listen, st.ln)
 	}
