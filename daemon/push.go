@@ -128,11 +128,48 @@ func (d *Daemon) push(ctx context.Context) {
 	}
 }
 
+// pushError is a failed push. Its text is all that a log line, /healthz
+// or the status page shows of it: scrubbed of the push's secrets and
+// bounded (pushErrMax). It wraps its cause, the HTTP client's error (nil
+// for an answer with a failing status), for errors.Is and errors.As; the
+// cause's own text is never shown, as a *url.Error's names its URL with
+// the user name.
+type pushError struct {
+	text  string
+	cause error
+}
+
+func (e *pushError) Error() string { return e.text }
+func (e *pushError) Unwrap() error { return e.cause }
+
+// pushFailure is the error of a push to where that failed for cause (nil:
+// the answer's status), told by format and args.
+func pushFailure(where string, secrets []string, cause error, format string, args ...any) error {
+	text := resumeclient.Scrub("push to "+where+": "+fmt.Sprintf(format, args...), secrets, pushErrMax)
+	return &pushError{text: text, cause: cause}
+}
+
+// clientFailure is the error of a push to where that the HTTP client
+// could not make. A *url.Error is told from its parts: the URL it names
+// (after a redirect, the one redirected to) without its user info, and
+// the error it wraps; its Op, the method, says nothing of why it failed.
+func clientFailure(where string, secrets []string, err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return pushFailure(where, secrets, err, "%v", err)
+	}
+	if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+		where = shownURL(u)
+	}
+	return pushFailure(where, secrets, err, "%v", ue.Err)
+}
+
 // sendPush writes the set in the Prometheus text format, gzipped, and
 // POSTs it to p.URL with p's headers and auth as its Authorization. It
-// follows no redirect to another host or scheme. A failure's error text is
-// bounded (pushErrMax) and scrubbed of auth, its token, every header value
-// and the URL's credentials, and names the URL without its user info.
+// follows no redirect to another host or scheme. A failure is a
+// *pushError: its text is bounded (pushErrMax) and scrubbed of auth, its
+// token, every header value and the URL's credentials, and names the URL
+// without its user info.
 func (d *Daemon) sendPush(ctx context.Context, p config.Push, auth string) error {
 	var raw, body bytes.Buffer
 	d.Metrics.Set.WritePrometheus(&raw)
@@ -142,14 +179,11 @@ func (d *Daemon) sendPush(ctx context.Context, p config.Push, auth string) error
 
 	where := shownURL(p.URL.URL)
 	secrets := pushSecrets(p, auth)
-	fail := func(format string, args ...any) error {
-		return errors.New(resumeclient.Scrub("push to "+where+": "+fmt.Sprintf(format, args...), secrets, pushErrMax))
-	}
 	pctx, cancel := context.WithTimeout(ctx, p.Timeout.Duration)
 	defer cancel()
 	req, err := http.NewRequestWithContext(pctx, http.MethodPost, p.URL.String(), &body)
 	if err != nil {
-		return fail("%v", err)
+		return clientFailure(where, secrets, err)
 	}
 	req.Header.Set("Content-Type", "text/plain")
 	for k, v := range p.Headers {
@@ -162,18 +196,14 @@ func (d *Daemon) sendPush(ctx context.Context, p config.Push, auth string) error
 	client := &http.Client{Transport: d.pushTransport(), Timeout: p.Timeout.Duration, CheckRedirect: sameOrigin}
 	resp, err := client.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its text quotes the URL, user name included
-		}
 		var ne net.Error
 		switch {
 		case ctx.Err() != nil:
 			return errPushCancelled
 		case pctx.Err() != nil || errors.As(err, &ne) && ne.Timeout():
-			return fail("timed out after %s", p.Timeout.Duration)
+			return pushFailure(where, secrets, err, "timed out after %s", p.Timeout.Duration)
 		}
-		return fail("%v", err)
+		return clientFailure(where, secrets, err)
 	}
 	defer resp.Body.Close()
 	// Read at most a prefix, for at most pushBodyWait: a huge or slow
@@ -189,7 +219,7 @@ func (d *Daemon) sendPush(ctx context.Context, p config.Push, auth string) error
 	if resp.StatusCode/100 == 3 {
 		why = " (a redirect is followed only to the same host)"
 	}
-	return fail("status %d%s; response %q", resp.StatusCode, why, resumeclient.Scrub(string(b), secrets, pushBodyShown))
+	return pushFailure(where, secrets, nil, "status %d%s; response %q", resp.StatusCode, why, resumeclient.Scrub(string(b), secrets, pushBodyShown))
 }
 
 // sameOrigin lets the push follow a redirect only to the same scheme and
