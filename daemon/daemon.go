@@ -56,7 +56,8 @@ type Daemon struct {
 
 	// For the daemon's lifetime, whatever the reloads: one concurrency
 	// limit, one "a job never overlaps itself", one Retry-After memory,
-	// one results log writer (runner.go). Each has its own lock.
+	// one results log writer (runner.go). Each has its own lock; slots
+	// and results are made by Run before it starts anything.
 	slots   *slots
 	busy    busyJobs
 	backoff retryAfter
