@@ -111,6 +111,21 @@ func grepLineWith(s, prefix, sub string) string {
 	return ""
 }
 
+// runDaemon runs d in the background, its reloads from reload; the
+// returned func stops it and fails the test if Run returned an error.
+func runDaemon(t *testing.T, d *Daemon, reload <-chan *config.Config) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, reload) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // waitFor polls cond until it holds or the generous timeout passes.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
@@ -276,15 +291,7 @@ func TestReloadAppliesTheWholeConfig(t *testing.T) {
 		addrB, results, pushB.URL) + target("keep")
 	d, logs := testDaemon(t, confA, nil)
 	reload := make(chan *config.Config)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx, reload) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runDaemon(t, d, reload)()
 	waitFor(t, `runs of "gone" on /metrics`, 20*time.Second, func() bool {
 		m, _ := scrape(addrA)
 		l := grepLineWith(m, "streamprobe_runs_total{", `target="gone",sample="short",dialect="sse",drill="none",outcome="success"}`)
@@ -363,15 +370,7 @@ func TestReloadAllOrNothing(t *testing.T) {
 	}
 	d, logs := testDaemon(t, conf("r1", addrA, results, pushA.URL, "old"), nil)
 	reload := make(chan *config.Config)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx, reload) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runDaemon(t, d, reload)()
 	waitFor(t, "the first push", 20*time.Second, func() bool { return pushA.count() > 0 })
 	// The results log's directory exists when the file is loaded (so the
 	// load's own check passes) and is gone when the reload applies it.
@@ -469,15 +468,7 @@ func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
 	}
 	d, logs := testDaemon(t, old, nil)
 	reload := make(chan *config.Config)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx, reload) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runDaemon(t, d, reload)()
 	waitFor(t, "the old config's run", 30*time.Second, func() bool { return runsOf(d, "old") == 1 })
 	gone := filepath.Join(dir, "gone")
 	for i, tc := range []struct {
