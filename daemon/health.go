@@ -2,11 +2,11 @@ package daemon
 
 import (
 	"fmt"
-	"github.com/streamprobe/streamprobe/internal/jobs"
 	"runtime/debug"
 	"slices"
 	"time"
 
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/version"
 )
 
@@ -68,28 +68,26 @@ type health struct {
 func (d *Daemon) health(now time.Time) health {
 	h := health{Status: "ok", Version: Version()}
 	p := d.pushConfig()
-	d.pushMu.Lock()
-	if !d.lastPushAt.IsZero() {
-		h.LastPush = d.lastPushAt.UTC().Format(time.RFC3339)
-		h.LastPushError = d.lastPushErr
+	lastAt, lastErr, lastOK := d.pushed.last()
+	if !lastAt.IsZero() {
+		h.LastPush = lastAt.UTC().Format(time.RFC3339)
+		h.LastPushError = lastErr
 	}
-	if !d.lastPushOK.IsZero() {
-		h.LastPushSuccess = d.lastPushOK.UTC().Format(time.RFC3339)
+	if !lastOK.IsZero() {
+		h.LastPushSuccess = lastOK.UTC().Format(time.RFC3339)
 	}
-	since := d.lastPushOK
+	since := lastOK
 	if since.IsZero() {
-		since = d.started
+		since = d.life.since()
 	}
-	if p.URL.URL != nil && d.lastPushErr != "" && !since.IsZero() {
+	if p.URL.URL != nil && lastErr != "" && !since.IsZero() {
 		if window := PushFailWindow * p.Interval.Duration; now.Sub(since) > window {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("pushes have failed for %s (over %d push intervals, %s): %s",
-				now.Sub(since).Round(time.Second), PushFailWindow, window, d.lastPushErr))
+				now.Sub(since).Round(time.Second), PushFailWindow, window, lastErr))
 		}
 	}
-	reloadErr := d.reloadErr
-	d.pushMu.Unlock()
-	if reloadErr != "" {
-		h.Reasons = append(h.Reasons, "the last reload was refused, the old config keeps running: "+reloadErr)
+	if refused := d.reload.get(); refused != "" {
+		h.Reasons = append(h.Reasons, "the last reload was refused, the old config keeps running: "+refused)
 	}
 	for _, o := range d.Metrics.overdue(now) {
 		h.Reasons = append(h.Reasons, fmt.Sprintf("job %s has not run since %s (due by %s)", o.job, o.since, o.deadline.UTC().Format(time.RFC3339)))

@@ -248,17 +248,6 @@ func (m *Metrics) histogram(name, labels string) updater {
 	return m.Set.GetOrCreateHistogram(full)
 }
 
-// series returns the job's series, made on first use; nil for a job a
-// reload removed (its last runs add nothing).
-func (m *Metrics) series(target, sample, dialect, drill string) *jobSeries {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.gone[seriesKey(target, sample, drill)] {
-		return nil
-	}
-	return m.seriesLocked(target, sample, dialect, drill)
-}
-
 func (m *Metrics) seriesLocked(target, sample, dialect, drill string) *jobSeries {
 	key := seriesKey(target, sample, drill)
 	if s, ok := m.jobs[key]; ok {

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -36,9 +39,8 @@ func pushDaemon(t *testing.T, pushURL, extra string, env map[string]string) (*Da
 }
 
 func lastPushErr(d *Daemon) string {
-	d.pushMu.Lock()
-	defer d.pushMu.Unlock()
-	return d.lastPushErr
+	_, err, _ := d.pushed.last()
+	return err
 }
 
 // get returns the body of http://addr/path.
@@ -184,9 +186,8 @@ func TestPushFollowsNoRedirectToAnotherHost(t *testing.T) {
 	defer srv.Close()
 	d, _, _ := pushDaemon(t, srv.URL+"/api/v1/import/prometheus", "", nil)
 	waitFor(t, "a push", 30*time.Second, func() bool {
-		d.pushMu.Lock()
-		defer d.pushMu.Unlock()
-		return !d.lastPushAt.IsZero()
+		at, _, _ := d.pushed.last()
+		return !at.IsZero()
 	})
 	if n := elsewhere.Load(); n != 0 {
 		t.Errorf("%d pushes went to the host the endpoint redirected to", n)
@@ -238,5 +239,67 @@ func TestPushSlowErrorBodyDoesNotHoldThePush(t *testing.T) {
 	}
 	if e := lastPushErr(d); !strings.Contains(e, "503") {
 		t.Errorf("push error %q", e)
+	}
+}
+
+// A push the HTTP client could not make is an error that wraps the
+// client's own (*url.Error, and the *net.OpError and errno below it), for
+// errors.Is and errors.As, while its text names the URL that failed, after
+// a redirect the one redirected to, without the user info the client's
+// error quotes.
+func TestPushErrorWrapsItsCause(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL, _ := url.Parse(dead.URL + "/api/v1/import/prometheus")
+	dead.Close()
+	dropped := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path != "/dropped" {
+			http.Redirect(w, r, "/dropped", http.StatusTemporaryRedirect)
+			return
+		}
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close() // no answer at all
+		}
+	}))
+	defer dropped.Close()
+	droppedURL, _ := url.Parse(dropped.URL + "/api/v1/import/prometheus")
+	for _, tc := range []struct {
+		name  string
+		u     *url.URL
+		names string // the URL the error must name
+		errno error  // what errors.Is must find, nil for no check
+	}{
+		{"connection refused", deadURL, deadURL.String(), syscall.ECONNREFUSED},
+		{"dropped after a redirect", droppedURL, dropped.URL + "/dropped", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := *tc.u
+			u.User = url.UserPassword("pushuser-name", "url-password-s3cret")
+			d, _ := testDaemon(t, fmt.Sprintf("[push]\nurl = %q\ninterval = \"30s\"\ntimeout = \"5s\"\n[[target]]\nname = \"t\"\nurl = \"http://127.0.0.1:1\"\n", u.String()), nil)
+			t.Cleanup(d.pushTransport().CloseIdleConnections)
+			err := d.sendPush(context.Background(), d.pushConfig(), "")
+			if err == nil {
+				t.Fatal("the push succeeded")
+			}
+			t.Logf("error: %v", err)
+			var ue *url.Error
+			if !errors.As(err, &ue) {
+				t.Errorf("the error does not wrap the client's *url.Error: %#v", err)
+			}
+			var oe *net.OpError
+			if tc.errno != nil && (!errors.As(err, &oe) || !errors.Is(err, tc.errno)) {
+				t.Errorf("the error does not wrap a *net.OpError with %v", tc.errno)
+			}
+			text := err.Error()
+			if !strings.HasPrefix(text, "push to "+tc.names+": ") || len(text) > pushErrMax {
+				t.Errorf("the error names another URL than %s, or is over %d bytes: %q", tc.names, pushErrMax, text)
+			}
+			for _, secret := range []string{"pushuser-name", "url-password-s3cret", "***"} {
+				if strings.Contains(text, secret) {
+					t.Errorf("the error shows %q: %q", secret, text)
+				}
+			}
+		})
 	}
 }

@@ -111,6 +111,21 @@ func grepLineWith(s, prefix, sub string) string {
 	return ""
 }
 
+// runDaemon runs d in the background, its reloads from reload; the
+// returned func stops it and fails the test if Run returned an error.
+func runDaemon(t *testing.T, d *Daemon, reload <-chan *config.Config) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, reload) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // waitFor polls cond until it holds or the generous timeout passes.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
@@ -276,15 +291,7 @@ func TestReloadAppliesTheWholeConfig(t *testing.T) {
 		addrB, results, pushB.URL) + target("keep")
 	d, logs := testDaemon(t, confA, nil)
 	reload := make(chan *config.Config)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx, reload) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runDaemon(t, d, reload)()
 	waitFor(t, `runs of "gone" on /metrics`, 20*time.Second, func() bool {
 		m, _ := scrape(addrA)
 		l := grepLineWith(m, "streamprobe_runs_total{", `target="gone",sample="short",dialect="sse",drill="none",outcome="success"}`)
@@ -363,15 +370,7 @@ func TestReloadAllOrNothing(t *testing.T) {
 	}
 	d, logs := testDaemon(t, conf("r1", addrA, results, pushA.URL, "old"), nil)
 	reload := make(chan *config.Config)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx, reload) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runDaemon(t, d, reload)()
 	waitFor(t, "the first push", 20*time.Second, func() bool { return pushA.count() > 0 })
 	// The results log's directory exists when the file is loaded (so the
 	// load's own check passes) and is gone when the reload applies it.
@@ -414,5 +413,96 @@ func TestReloadAllOrNothing(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(results); strings.Contains(string(b), `"target":"new"`) {
 		t.Error("a job of a refused config ran")
+	}
+}
+
+// listeningSockets counts this process's listening TCP sockets: its
+// socket descriptors that /proc/net/tcp and tcp6 list in state LISTEN.
+func listeningSockets(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	mine := map[string]bool{}
+	for _, fd := range fds {
+		link, _ := os.Readlink("/proc/self/fd/" + fd.Name())
+		if inode, ok := strings.CutPrefix(link, "socket:["); ok {
+			mine[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	n := 0
+	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+		b, _ := os.ReadFile(table)
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 9 && f[3] == "0A" && mine[f[9]] { // 0A: LISTEN
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// A refused reload of a config with a built-in target leaves no server
+// up: not when the reload fails on a taken listen address or a results log
+// directory that is gone (before the target would start), nor when it
+// fails after the target started (a bearer_file gone when the jobs read
+// it). A reload that applies does start it: the count sees it.
+func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
+	defer srv.Close()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	results, keyFile := filepath.Join(dir, "results.jsonl"), filepath.Join(dir, "key")
+	addr := freeAddr(t)
+	old := fmt.Sprintf("listen = %q\nresults_log = %q\n", addr, results) + scheduleConf(srv.URL, "old", "1h")
+	withBuiltin := func(listen, results string) string {
+		return fmt.Sprintf("listen = %q\nresults_log = %q\n", listen, results) + scheduleConf(srv.URL, "old", "1h") +
+			fmt.Sprintf("[[target]]\nname = \"ref\"\nbuiltin = true\ndialect = \"sse\"\nsamples = [\"short\"]\nevery = \"1h\"\njitter = \"0s\"\n"+
+				"[[target]]\nname = \"keyed\"\nurl = %q\nend_data = \"\"\nbearer_file = %q\nsamples = [\"short\"]\nevery = \"1h\"\njitter = \"0s\"\n", srv.URL, keyFile)
+	}
+	d, logs := testDaemon(t, old, nil)
+	reload := make(chan *config.Config)
+	defer runDaemon(t, d, reload)()
+	waitFor(t, "the old config's run", 30*time.Second, func() bool { return runsOf(d, "old") == 1 })
+	gone := filepath.Join(dir, "gone")
+	for i, tc := range []struct {
+		name, conf string
+		undo       func() // after the load, before the apply
+	}{
+		{"listen address taken", withBuiltin(taken.Addr().String(), results), func() {}},
+		{"results log directory gone", withBuiltin(addr, filepath.Join(gone, "results.jsonl")), func() { os.RemoveAll(gone) }},
+		{"bearer_file gone", withBuiltin(addr, results), func() { os.Remove(keyFile) }},
+	} {
+		if err := os.MkdirAll(gone, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keyFile, []byte("sk-key\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		nc := reloadConf(t, tc.conf)
+		tc.undo()
+		before := listeningSockets(t)
+		reload <- nc
+		waitFor(t, tc.name+": the refused reload in the log", 20*time.Second, func() bool {
+			return strings.Count(logs.String(), "reload failed; the old config keeps running") == i+1
+		})
+		if after := listeningSockets(t); after != before {
+			t.Errorf("%s: %d listening sockets before the refused reload, %d after", tc.name, before, after)
+		}
+	}
+	if err := os.WriteFile(keyFile, []byte("sk-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := listeningSockets(t)
+	reload <- reloadConf(t, withBuiltin(addr, results))
+	waitFor(t, "the built-in target of an applied reload", 20*time.Second, func() bool { return runsOf(d, "ref") > 0 })
+	if after := listeningSockets(t); after != before+1 {
+		t.Errorf("%d listening sockets before the reload that starts the built-in target, %d after, want one more", before, after)
 	}
 }

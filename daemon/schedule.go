@@ -218,7 +218,7 @@ func (d *Daemon) waitOnClock(t time.Time) bool {
 	select {
 	case <-tm.Chan():
 		return true
-	case <-d.stopCtx.Done():
+	case <-d.life.stopCtx.Done():
 		return false
 	}
 }
@@ -229,15 +229,15 @@ func (d *Daemon) waitOnClock(t time.Time) bool {
 // new scheduler of a reload both fired for one slot.
 func (d *Daemon) fire(job string, gen uint64, every config.Schedule) bool {
 	now := d.clock().Now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if f, ok := d.fired[job]; ok && f.gen != gen && now.Sub(f.at) < minGap(every, f.at) {
+	d.cur.mu.Lock()
+	defer d.cur.mu.Unlock()
+	if f, ok := d.cur.fired[job]; ok && f.gen != gen && now.Sub(f.at) < minGap(every, f.at) {
 		d.Log.Debug("run not made: the scheduler a reload replaced made this slot's run", "job", job)
 		return false
 	}
-	if d.fired == nil {
-		d.fired = map[string]fired{}
+	if d.cur.fired == nil {
+		d.cur.fired = map[string]fired{}
 	}
-	d.fired[job] = fired{at: now, gen: gen}
+	d.cur.fired[job] = fired{at: now, gen: gen}
 	return true
 }

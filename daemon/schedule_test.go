@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,9 +49,9 @@ func dueRuns(d *Daemon) int { return seriesSum(d, "streamprobe_runs_due_total{")
 // nextRun is the running scheduler's next run of job.
 func nextRun(t *testing.T, d *Daemon, job string) time.Time {
 	t.Helper()
-	d.mu.Lock()
-	s := d.sched
-	d.mu.Unlock()
+	d.cur.mu.Lock()
+	s := d.cur.sched
+	d.cur.mu.Unlock()
 	for _, j := range s.Jobs() {
 		if j.Name() == job {
 			n, err := j.NextRun()
@@ -164,34 +162,6 @@ func TestReloadShortenedIntervalCountsFromLastRun(t *testing.T) {
 	waitFor(t, "the next run planned", 30*time.Second, func() bool { return nextRun(t, c.Daemon, "a/short").Equal(t0.Add(2 * time.Minute)) })
 	c.fc.Advance(time.Minute)
 	waitFor(t, "the run after that, a minute on", 30*time.Second, func() bool { return runsOf(c.Daemon, "a") == 3 })
-}
-
-// A run skipped because the target asked to wait (Retry-After) takes no
-// slot and adds nothing to the schedule lag: only the one run made did.
-func TestRetryAfterSkipTakesNoSlot(t *testing.T) {
-	limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "60")
-		http.Error(w, "slow down", http.StatusTooManyRequests)
-	}))
-	defer limited.Close()
-	c := startClockDaemon(t, fmt.Sprintf("[[target]]\nname = \"t\"\nurl = %q\nsamples = [\"short\"]\nevery = \"1h\"\njitter = \"0s\"\n", limited.URL))
-	waitFor(t, "the run that was told to wait", 30*time.Second, func() bool { return runsOf(c.Daemon, "t") == 1 })
-	// Each hour on is a run due while the 60 s (real time) have not passed.
-	for i := 1; i <= 5; i++ {
-		c.fc.Advance(time.Hour)
-		waitFor(t, "a run skipped for Retry-After", 30*time.Second, func() bool {
-			return seriesSum(c.Daemon, "streamprobe_runs_skipped_total{", `reason="retry_after"`) == i
-		})
-	}
-	if n := runsOf(c.Daemon, "t"); n != 1 {
-		t.Fatalf("%d runs, want 1", n)
-	}
-	if lag := seriesSum(c.Daemon, "streamprobe_schedule_lag_seconds_count{"); lag != 1 {
-		t.Errorf("the schedule lag histogram counts %d runs, want 1: skipped runs entered it", lag)
-	}
-	if n := c.slots.acquired(); n != 1 {
-		t.Errorf("a slot was taken %d times, want 1: skipped runs took one", n)
-	}
 }
 
 // planFirst, case by case: a reload never plans a run at the reload

@@ -97,9 +97,7 @@ func (s *status) observe(res probe.Result) {
 func (d *Daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	d.pushMu.Lock()
-	pushAt, pushErr := d.lastPushAt, d.lastPushErr
-	d.pushMu.Unlock()
+	pushAt, pushErr, _ := d.pushed.last()
 	w.Write([]byte(d.status.page(time.Now(), pushAt, pushErr)))
 }
 

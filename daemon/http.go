@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"time"
+)
+
+// listenerShutdown bounds the wait for a listener's requests in flight
+// when it is closed (a reload moved it, or the daemon stops).
+const listenerShutdown = 2 * time.Second
+
+// listener is the daemon's server on the listen address. Only Run's
+// goroutine touches it (apply and the shutdown run there): no lock.
+type listener struct {
+	addr string       // the listen address in force; "" none
+	srv  *http.Server // serving addr; nil when none
+}
+
+// relisten moves the server to addr, served on ln (nil: addr is ""):
+// the new address was bound before the old one is let go, which finishes
+// its requests in flight in the background (Run waits for it).
+func (d *Daemon) relisten(addr string, ln net.Listener) {
+	old := d.web.srv
+	d.web.addr, d.web.srv = addr, nil
+	if ln != nil {
+		d.web.srv = &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go d.web.srv.Serve(ln)
+		d.Log.Info("serving /metrics and /healthz", "addr", ln.Addr().String())
+	}
+	if old != nil {
+		d.life.retired.Add(1)
+		go func() {
+			defer d.life.retired.Done()
+			shutdownServer(old)
+		}()
+	}
+}
+
+// close stops the server, if any.
+func (l *listener) close() {
+	if l.srv != nil {
+		shutdownServer(l.srv)
+	}
+}
+
+func shutdownServer(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), listenerShutdown)
+	defer cancel()
+	srv.Shutdown(ctx)
+}
+
+// Handler serves /metrics (the same set as the push), /healthz (200 and
+// {"status":"ok"} when healthy, 503 and {"status":"unhealthy"} with the
+// reasons otherwise, see Daemon.health) and the status page on /.
+func (d *Daemon) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", d.serveStatus)
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		d.Metrics.Set.WritePrometheus(w)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		h := d.health(time.Now())
+		w.Header().Set("Content-Type", "application/json")
+		if h.Status != "ok" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		json.NewEncoder(w).Encode(h)
+	})
+	return mux
+}
