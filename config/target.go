@@ -107,7 +107,10 @@ func (c *Config) checkTiming(t *Target, key func(string) string) []error {
 	case t.Timeout.Duration > maxStream:
 		errs = append(errs, c.errNamed(key("timeout"), "%s (%s) must not be longer than %s (%s)", c.name(key("timeout")), t.Timeout.Duration, c.name(key("max_stream")), maxStream))
 	}
-	if t.DropAt.Duration > 0 && maxStream > 0 && t.DropAt.Duration >= maxStream {
+	switch dropAt := t.DropAt.Duration; {
+	case dropAt < 0:
+		errs = append(errs, c.errValue(key("drop_at"), dropAt.String(), "want a positive duration"))
+	case dropAt > 0 && maxStream > 0 && dropAt >= maxStream:
 		errs = append(errs, c.errNamed(key("drop_at"), "%s (%s) must be shorter than %s (%s)", c.name(key("drop_at")), t.DropAt.Duration, c.name(key("max_stream")), maxStream))
 	}
 	return errs
