@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -171,31 +172,16 @@ func misfit(t reflect.Type, v *unstable.Node) string {
 		t = t.Elem()
 	}
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
-		if v.Kind != unstable.String {
-			raw := strings.TrimSpace(string(v.Data))
-			if raw == "" || len(raw) > 20 {
-				raw = "the value"
-			}
-			want := `a duration string such as "30s"`
-			switch t {
-			case reflect.TypeFor[Schedule]():
-				want = `a quoted duration ("1m") or cron expression ("*/5 * * * *")`
-			case reflect.TypeFor[URL]():
-				want = `a URL string`
-			}
-			return fmt.Sprintf("%s is not a string: want %s", raw, want)
-		}
-		if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText(v.Data); err != nil {
-			return err.Error()
-		}
-		return ""
+		return textMisfit(t, v)
 	}
 	ok := false
 	switch t.Kind() {
 	case reflect.String:
 		ok = v.Kind == unstable.String
 	case reflect.Int, reflect.Int64:
-		ok = v.Kind == unstable.Integer
+		if ok = v.Kind == unstable.Integer; ok {
+			return intMisfit(v.Data)
+		}
 	case reflect.Float64:
 		ok = v.Kind == unstable.Float || v.Kind == unstable.Integer
 	case reflect.Bool:
@@ -225,6 +211,38 @@ func misfit(t reflect.Type, v *unstable.Node) string {
 		return ""
 	}
 	return fmt.Sprintf("%s where %s belongs", tomlKind(v.Kind), goKind(t))
+}
+
+// textMisfit says why v cannot be decoded into t, a type that reads a
+// string with UnmarshalText (Duration, Schedule, URL), or "".
+func textMisfit(t reflect.Type, v *unstable.Node) string {
+	if v.Kind != unstable.String {
+		raw := strings.TrimSpace(string(v.Data))
+		if raw == "" || len(raw) > 20 {
+			raw = "the value"
+		}
+		want := `a duration string such as "30s"`
+		switch t {
+		case reflect.TypeFor[Schedule]():
+			want = `a quoted duration ("1m") or cron expression ("*/5 * * * *")`
+		case reflect.TypeFor[URL]():
+			want = `a URL string`
+		}
+		return fmt.Sprintf("%s is not a string: want %s", raw, want)
+	}
+	if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText(v.Data); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// intMisfit says why a TOML integer does not fit an int64, or "".
+func intMisfit(data []byte) string {
+	_, err := strconv.ParseInt(string(data), 0, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Sprintf("%s does not fit in a 64-bit integer", data)
+	}
+	return ""
 }
 
 func tomlKind(k unstable.Kind) string {

@@ -1,8 +1,11 @@
 // Package config is streamprobe's TOML configuration: the schema, strict
 // decoding (an unknown key is an error), defaults, and validation whose
-// errors name the file, the line and the key. It is pure: no network, no
-// goroutines. Secrets are never in the file: it names the environment
-// variables or files that hold them.
+// errors name the file, the line and the key. once's flags make a config
+// too (FromFlags), checked by the same rules, whose errors name the flags.
+// It is pure: no network, no goroutines, no import of the project's other
+// packages (the names of dialects, samples and drills come in Env).
+// Secrets are never in the file: it names the environment variables or
+// files that hold them.
 package config
 
 import (
@@ -12,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +44,7 @@ type Config struct {
 
 	file  string
 	index keyIndex
+	flags map[string]string // key -> flag, for a config given by flags
 }
 
 // Log configures the daemon's log.
@@ -85,6 +90,15 @@ type Target struct {
 	// Samples and Drills to run; each is one scheduled job.
 	Samples []string `toml:"samples"`
 	Drills  []string `toml:"drills"`
+	// DrillSample is the sample each drill streams (default long); only
+	// once sets it (-sample with -drill).
+	DrillSample string `toml:"-"`
+	// CancelAfter is how many content chunks the cancel sample reads
+	// before it cancels (default 3).
+	CancelAfter int `toml:"cancel_after"`
+	// Body, when not nil, replaces the body the dialect builds for each
+	// sample; only once sets it (-body).
+	Body []byte `toml:"-"`
 	// Every is the schedule of each sample; DrillEvery of each drill
 	// (default: Every).
 	Every      Schedule `toml:"every"`
@@ -92,13 +106,14 @@ type Target struct {
 	// Jitter delays each run by a random 0..Jitter so hosts do not fire
 	// together.
 	Jitter Duration `toml:"jitter"`
-	// Timeout is the wait for the first chunk; MaxStream bounds the whole
-	// request.
-	Timeout      Duration `toml:"timeout"`
-	MaxStream    Duration `toml:"max_stream"`
-	MaxEventSize int      `toml:"max_event_size"`
-	EndEvent     string   `toml:"end_event"`
-	EndData      *string  `toml:"end_data"`
+	// Timeout is the wait for the first chunk (0, from once: no limit of
+	// its own); MaxStream bounds the whole request.
+	Timeout   Duration `toml:"timeout"`
+	MaxStream Duration `toml:"max_stream"`
+	// MaxEventSize bounds one event (default: the transport's, 16 MiB).
+	MaxEventSize int     `toml:"max_event_size"`
+	EndEvent     string  `toml:"end_event"`
+	EndData      *string `toml:"end_data"`
 	// InsecureSkipVerify turns TLS verification off for this target
 	// (logged loudly at every start).
 	InsecureSkipVerify bool `toml:"insecure_skip_verify"`
@@ -148,68 +163,92 @@ const (
 	DefaultJitter          = 5 * time.Second
 	DefaultTimeout         = 30 * time.Second
 	DefaultMaxStream       = 5 * time.Minute
-	DefaultMaxEventSize    = 16 << 20
 )
 
-// Known values, kept here so the package stays free of probe imports; the
-// probe package checks it agrees.
+// Names are the dialects, samples and drills a config may name. The
+// package imports no other of the project: its caller passes probe's
+// registry (internal/jobs.Env does), so that the names have one source.
+type Names struct {
+	Dialects []string
+	// Samples in their fixed order: a target that names no sample and no
+	// drill runs them all.
+	Samples []string
+	Drills  []string
+}
+
+// Env is what a config is checked against besides its own text.
+type Env struct {
+	Names Names
+	// Getenv looks up the environment variables that hold secrets
+	// (os.Getenv in the binary). nil looks up no secret at all, neither
+	// variable nor file: for a command that sends no request (report).
+	Getenv func(string) string
+}
+
 var (
-	knownDialects = []string{"anthropic-messages", "openai-chat", "openai-responses", "sse"}
-	knownSamples  = []string{"short", "long", "cancel"}
-	knownDrills   = []string{"drop", "duplicate", "stale"}
-	labelName     = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-	reserved      = []string{"target", "sample", "dialect", "drill", "outcome", "verdict", "resumed", "vmrange", "le", "region", "host", "metric", "reason"}
+	labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	reserved  = []string{"target", "sample", "dialect", "drill", "outcome", "verdict", "resumed", "vmrange", "le", "region", "host", "metric", "reason"}
 )
 
-// Load reads, decodes, defaults and validates the file at path. getenv
-// looks up environment variables (os.Getenv in the binary).
-func Load(path string, getenv func(string) string) (*Config, error) {
+// Load reads, decodes, defaults and validates the file at path.
+func Load(path string, env Env) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(path, b, getenv)
+	return Parse(path, b, env)
 }
 
 // Parse is Load on bytes already read; name is used in errors.
-func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
-	c := &Config{file: name, index: indexKeys(b)}
+func Parse(name string, b []byte, env Env) (*Config, error) {
+	ix, syntax := indexKeys(b)
+	c := &Config{file: name, index: ix}
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
-		return nil, c.decodeError(err, b)
+		return nil, c.decodeError(err, b, syntax)
 	}
-	c.setDefaults()
-	if err := c.validate(getenv); err != nil {
+	c.setDefaults(env.Names)
+	if err := c.validate(env); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// File is the path the config was loaded from.
+// File is the path the config was loaded from ("" when given by flags).
 func (c *Config) File() string { return c.file }
 
-func (c *Config) decodeError(err error, b []byte) error {
+// decodeError turns the decoder's error into an *Error, from the
+// library's types, never from its message text: an unknown key
+// (*toml.StrictMissingError), a value that does not fit its field (found
+// by a walk that knows the field), a syntax error (the parser's
+// *unstable.ParserError, syntax), else the *toml.DecodeError's position
+// and key with its own words.
+func (c *Config) decodeError(err error, b []byte, syntax *syntaxError) error {
 	var se *toml.StrictMissingError
 	if errors.As(err, &se) && len(se.Errors) > 0 {
 		e := se.Errors[0]
 		line, _ := e.Position()
 		return &Error{File: c.file, Line: line, Key: c.index.keyAt(line, e.Key()), Msg: "unknown key"}
 	}
-	// A value that does not fit its field, found by the walk that knows
-	// the field (the decoder's own message names Go types).
 	if ve := c.valueError(b); ve != nil {
 		return ve
 	}
 	var de *toml.DecodeError
-	if errors.As(err, &de) {
-		line, _ := de.Position()
-		return &Error{File: c.file, Line: line, Key: c.index.keyAt(line, de.Key()), Msg: strings.TrimPrefix(de.Error(), "toml: ")}
+	if !errors.As(err, &de) {
+		return &Error{File: c.file, Msg: err.Error(), Err: err}
 	}
-	return &Error{File: c.file, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	line, _ := de.Position()
+	e := &Error{File: c.file, Line: line, Key: c.index.keyAt(line, de.Key()), Msg: de.Error(), Err: err}
+	if syntax != nil && syntax.line == line {
+		e.Msg = syntax.msg
+	}
+	return e
 }
 
-func (c *Config) setDefaults() {
+// setHostDefaults sets the defaults of the host's own settings (push,
+// log, limits): every config's, a file's or once's.
+func (c *Config) setHostDefaults() {
 	if c.Host == "" {
 		c.Host, _ = os.Hostname()
 	}
@@ -234,13 +273,21 @@ func (c *Config) setDefaults() {
 	if c.Push.Histograms == "" {
 		c.Push.Histograms = "vmrange"
 	}
+}
+
+// setDefaults sets every default of a file. A target's key left out
+// takes its default; one written keeps its value, which validation then
+// checks (max_stream = "0s" is an error, not the default).
+func (c *Config) setDefaults(names Names) {
+	c.setHostDefaults()
 	for i := range c.Targets {
 		t := &c.Targets[i]
+		key := func(k string) string { return fmt.Sprintf("target[%d].%s", i, k) }
 		if t.Dialect == "" {
 			t.Dialect = "sse"
 		}
 		if t.Samples == nil && t.Drills == nil {
-			t.Samples = slices.Clone(knownSamples)
+			t.Samples = slices.Clone(names.Samples)
 		}
 		if t.Every.IsZero() {
 			t.Every = Schedule{Every: DefaultEvery}
@@ -248,17 +295,14 @@ func (c *Config) setDefaults() {
 		if t.DrillEvery.IsZero() {
 			t.DrillEvery = t.Every
 		}
-		if !c.has(fmt.Sprintf("target[%d].jitter", i)) {
+		if !c.has(key("jitter")) {
 			t.Jitter.Duration = DefaultJitter
 		}
 		if t.Timeout.Duration == 0 {
 			t.Timeout.Duration = DefaultTimeout
 		}
-		if t.MaxStream.Duration == 0 {
+		if !c.has(key("max_stream")) {
 			t.MaxStream.Duration = DefaultMaxStream
-		}
-		if t.MaxEventSize == 0 {
-			t.MaxEventSize = DefaultMaxEventSize
 		}
 		if t.IDs == "" {
 			t.IDs = "int"
@@ -266,44 +310,36 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// has reports whether the file set the key.
+// has reports whether the config set the key (a file wrote it, or a flag
+// gave it).
 func (c *Config) has(key string) bool {
 	_, ok := c.index[key]
 	return ok
 }
 
-// errAt returns an error located at key.
-func (c *Config) errAt(key, format string, args ...any) error {
-	return &Error{File: c.file, Line: c.index.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
-}
-
-func (c *Config) validate(getenv func(string) string) error {
+func (c *Config) validate(env Env) error {
 	var errs []error
 	if c.MaxConcurrent < 1 {
-		errs = append(errs, c.errAt("max_concurrent", "%d: want 1 or more", c.MaxConcurrent))
+		errs = append(errs, c.errValue("max_concurrent", strconv.Itoa(c.MaxConcurrent), "want 1 or more"))
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
-		errs = append(errs, c.errAt("log.level", "%q: want debug, info, warn or error", c.Log.Level))
+		errs = append(errs, c.errValue("log.level", strconv.Quote(c.Log.Level), "want debug, info, warn or error"))
 	}
 	if !slices.Contains([]string{"auto", "json", "text"}, c.Log.Format) {
-		errs = append(errs, c.errAt("log.format", "%q: want auto, json or text", c.Log.Format))
+		errs = append(errs, c.errValue("log.format", strconv.Quote(c.Log.Format), "want auto, json or text"))
 	}
 	for _, k := range sortedKeys(c.Labels) {
 		if err := CheckLabelName(k); err != nil {
 			errs = append(errs, c.errAt("labels."+k, "%v", err))
 		}
 	}
-	if err := c.validatePush(getenv); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, c.validatePush(env.Getenv)...)
 	if len(c.Targets) == 0 {
 		errs = append(errs, &Error{File: c.file, Key: "target", Msg: "no [[target]]: nothing to probe"})
 	}
 	names := map[string]int{}
 	for i := range c.Targets {
-		if err := c.validateTarget(i, getenv); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, c.validateTarget(i, env)...)
 		n := c.Targets[i].Name
 		if j, dup := names[n]; dup {
 			errs = append(errs, c.errAt(fmt.Sprintf("target[%d].name", i), "duplicate target name %q (also target[%d], line %d)", n, j, c.index.line(fmt.Sprintf("target[%d].name", j))))
@@ -311,11 +347,11 @@ func (c *Config) validate(getenv func(string) string) error {
 		names[n] = i
 	}
 	for _, s := range sortedKeys(c.Budgets) {
-		if !slices.Contains(knownSamples, s) {
-			errs = append(errs, c.errAt("budget."+s, "unknown sample %q (known: %s)", s, strings.Join(knownSamples, ", ")))
+		if !slices.Contains(env.Names.Samples, s) {
+			errs = append(errs, c.errAt("budget."+s, "unknown sample %q (known: %s)", s, strings.Join(env.Names.Samples, ", ")))
 		}
 		if v := c.Budgets[s].StallShare; v != nil && (*v < 0 || *v > 1) {
-			errs = append(errs, c.errAt("budget."+s+".stall_share", "%g: want a share from 0 to 1 (0.05 is 5%% of runs)", *v))
+			errs = append(errs, c.errValue("budget."+s+".stall_share", strconv.FormatFloat(*v, 'g', -1, 64), "want a share from 0 to 1 (0.05 is 5%% of runs)"))
 		}
 	}
 	if err := c.validateHost(); err != nil {
@@ -334,11 +370,11 @@ func CheckLabelName(k string) error {
 	return nil
 }
 
-func (c *Config) validatePush(getenv func(string) string) error {
+func (c *Config) validatePush(getenv func(string) string) []error {
 	var errs []error
 	p := &c.Push
 	if p.Interval.Duration < time.Second {
-		errs = append(errs, c.errAt("push.interval", "%s: want 1s or more", p.Interval.Duration))
+		errs = append(errs, c.errValue("push.interval", p.Interval.Duration.String(), "want 1s or more"))
 	}
 	if p.Timeout.Duration > p.Interval.Duration {
 		errs = append(errs, c.errAt("push.timeout", "timeout (%s) must not be longer than interval (%s)", p.Timeout.Duration, p.Interval.Duration))
@@ -347,7 +383,7 @@ func (c *Config) validatePush(getenv func(string) string) error {
 		errs = append(errs, c.errAt("push.url", "a query string is not allowed (it would show in logs and /healthz); put credentials in authorization_env or authorization_file"))
 	}
 	if p.Histograms != "vmrange" && p.Histograms != "prometheus" {
-		errs = append(errs, c.errAt("push.histograms", "%q: want vmrange or prometheus", p.Histograms))
+		errs = append(errs, c.errValue("push.histograms", strconv.Quote(p.Histograms), "want vmrange or prometheus"))
 	}
 	for _, k := range sortedKeys(p.Headers) {
 		if isSecretHeader(k) {
@@ -357,133 +393,39 @@ func (c *Config) validatePush(getenv func(string) string) error {
 	if p.AuthorizationEnv != "" && p.AuthorizationFile != "" {
 		errs = append(errs, c.errAt("push.authorization_file", "set authorization_env or authorization_file, not both"))
 	}
-	if p.AuthorizationEnv != "" {
-		if v := getenv(p.AuthorizationEnv); v == "" {
-			errs = append(errs, c.errAt("push.authorization_env", "environment variable %s is not set", p.AuthorizationEnv))
-		} else if err := headerValue(v); err != nil {
-			errs = append(errs, c.errAt("push.authorization_env", "the value of %s %v", p.AuthorizationEnv, err))
-		}
-	}
-	if p.AuthorizationFile != "" {
-		if v, err := readSecretFile(p.AuthorizationFile); err != nil {
-			errs = append(errs, c.errAt("push.authorization_file", "%v", err))
-		} else if err := headerValue(v); err != nil {
-			errs = append(errs, c.errAt("push.authorization_file", "the content of %s %v", p.AuthorizationFile, err))
-		}
-	}
+	errs = append(errs, c.checkSecret("push.authorization_env", "push.authorization_file", p.AuthorizationEnv, p.AuthorizationFile, getenv)...)
 	for _, k := range sortedKeys(p.Headers) {
 		if err := headerValue(p.Headers[k]); err != nil {
 			errs = append(errs, c.errAt("push.headers."+k, "the value %v", err))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
-func (c *Config) validateTarget(i int, getenv func(string) string) error {
+// checkSecret looks up the secret named by the environment variable env
+// (key envKey) and the file (key fileKey), whichever are set, and reports
+// each that is missing or that no HTTP header may carry. With no getenv
+// it looks up nothing.
+func (c *Config) checkSecret(envKey, fileKey, env, file string, getenv func(string) string) []error {
+	if getenv == nil {
+		return nil
+	}
 	var errs []error
-	t := &c.Targets[i]
-	key := func(k string) string { return fmt.Sprintf("target[%d].%s", i, k) }
-	if t.Name == "" {
-		errs = append(errs, c.errAt(fmt.Sprintf("target[%d]", i), "name is required"))
-	}
-	if !labelValue(t.Name) {
-		errs = append(errs, c.errAt(key("name"), "%q: use letters, digits, '.', '_' and '-' (it becomes a label value)", t.Name))
-	}
-	switch {
-	case t.Builtin && t.URL.URL != nil:
-		errs = append(errs, c.errAt(key("url"), "set url or builtin = true, not both"))
-	case !t.Builtin && t.URL.URL == nil:
-		errs = append(errs, c.errAt(fmt.Sprintf("target[%d]", i), "url is required (or builtin = true for the built-in reference target)"))
-	}
-	if !slices.Contains(knownDialects, t.Dialect) {
-		errs = append(errs, c.errAt(key("dialect"), "unknown dialect %q (known: %s)", t.Dialect, strings.Join(knownDialects, ", ")))
-	}
-	for j, s := range t.Samples {
-		if !slices.Contains(knownSamples, s) {
-			errs = append(errs, c.errAt(key("samples"), "samples[%d]: unknown sample %q (known: %s)", j, s, strings.Join(knownSamples, ", ")))
-		}
-	}
-	for j, d := range t.Drills {
-		if !slices.Contains(knownDrills, d) {
-			errs = append(errs, c.errAt(key("drills"), "drills[%d]: unknown drill %q (known: %s)", j, d, strings.Join(knownDrills, ", ")))
-		}
-	}
-	if len(t.Samples)+len(t.Drills) == 0 {
-		errs = append(errs, c.errAt(key("samples"), "no samples and no drills: nothing to run"))
-	}
-	if t.Every.Every > 0 && t.Timeout.Duration >= t.Every.Every && c.has(key("timeout")) {
-		errs = append(errs, c.errAt(key("timeout"), "timeout (%s) must be shorter than every (%s)", t.Timeout.Duration, t.Every.Every))
-	}
-	if t.Jitter.Duration > 0 && t.Every.Every > 0 && t.Jitter.Duration >= t.Every.Every {
-		if c.has(key("jitter")) {
-			errs = append(errs, c.errAt(key("jitter"), "jitter (%s) must be shorter than every (%s)", t.Jitter.Duration, t.Every.Every))
-		}
-		t.Jitter.Duration = t.Every.Every / 2
-	}
-	if t.Timeout.Duration > t.MaxStream.Duration {
-		errs = append(errs, c.errAt(key("timeout"), "timeout (%s) must not be longer than max_stream (%s)", t.Timeout.Duration, t.MaxStream.Duration))
-	}
-	if t.MaxEventSize < 1 || t.MaxEventSize > 1<<30 {
-		errs = append(errs, c.errAt(key("max_event_size"), "%d: want 1 to 1073741824 bytes", t.MaxEventSize))
-	}
-	if t.IDs != "int" && t.IDs != "opaque" {
-		errs = append(errs, c.errAt(key("ids"), "%q: want int or opaque", t.IDs))
-	}
-	if t.DropAfter < 0 || t.Rewind < 0 {
-		errs = append(errs, c.errAt(key("drop_after"), "drop_after and rewind must not be negative"))
-	}
-	if t.DropAt.Duration > 0 && t.DropAt.Duration >= t.MaxStream.Duration {
-		errs = append(errs, c.errAt(key("drop_at"), "drop_at (%s) must be shorter than max_stream (%s)", t.DropAt.Duration, t.MaxStream.Duration))
-	}
-	if t.MaxChunks < 0 || t.MaxChunks > 10_000_000 {
-		errs = append(errs, c.errAt(key("max_chunks"), "%d: want 0 (the default, 100000) to 10000000", t.MaxChunks))
-	}
-	if t.MaxReconnects < 0 || t.MaxReconnects > 100 {
-		errs = append(errs, c.errAt(key("max_reconnects"), "%d: want 0 (the default, 5) to 100", t.MaxReconnects))
-	}
-	for j, h := range t.StaleHeaders {
-		if _, err := ParseHeaderMatch(h); err != nil {
-			errs = append(errs, c.errAt(key("stale_headers"), "stale_headers[%d]: %v", j, err))
-		}
-	}
-	for _, h := range sortedKeys(t.Headers) {
-		if isSecretHeader(h) {
-			errs = append(errs, c.errAt(key("headers."+h), "secrets may not be inline: use bearer_env, bearer_file or header_env"))
-		}
-	}
-	if t.BearerEnv != "" && t.BearerFile != "" {
-		errs = append(errs, c.errAt(key("bearer_file"), "set bearer_env or bearer_file, not both"))
-	}
-	if t.BearerEnv != "" {
-		if v := getenv(t.BearerEnv); v == "" {
-			errs = append(errs, c.errAt(key("bearer_env"), "environment variable %s is not set", t.BearerEnv))
+	if env != "" {
+		if v := getenv(env); v == "" {
+			errs = append(errs, c.errAt(envKey, "environment variable %s is not set", env))
 		} else if err := headerValue(v); err != nil {
-			errs = append(errs, c.errAt(key("bearer_env"), "the value of %s %v", t.BearerEnv, err))
+			errs = append(errs, c.errAt(envKey, "the value of %s %v", env, err))
 		}
 	}
-	if t.BearerFile != "" {
-		if v, err := readSecretFile(t.BearerFile); err != nil {
-			errs = append(errs, c.errAt(key("bearer_file"), "%v", err))
+	if file != "" {
+		if v, err := readSecretFile(file); err != nil {
+			errs = append(errs, c.errAt(fileKey, "%v", err))
 		} else if err := headerValue(v); err != nil {
-			errs = append(errs, c.errAt(key("bearer_file"), "the content of %s %v", t.BearerFile, err))
+			errs = append(errs, c.errAt(fileKey, "the content of %s %v", file, err))
 		}
 	}
-	for _, h := range sortedKeys(t.HeaderEnv) {
-		if v := getenv(t.HeaderEnv[h]); v == "" {
-			errs = append(errs, c.errAt(key("header_env."+h), "environment variable %s is not set", t.HeaderEnv[h]))
-		} else if err := headerValue(v); err != nil {
-			errs = append(errs, c.errAt(key("header_env."+h), "the value of %s %v", t.HeaderEnv[h], err))
-		}
-	}
-	for _, h := range sortedKeys(t.Headers) {
-		if err := headerValue(t.Headers[h]); err != nil {
-			errs = append(errs, c.errAt(key("headers."+h), "the value %v", err))
-		}
-	}
-	if err := headerValue(t.StaleID); err != nil {
-		errs = append(errs, c.errAt(key("stale_id"), "%q %v: it is sent as Last-Event-ID", t.StaleID, err))
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // headerValue reports why v cannot be sent as an HTTP header value: a
@@ -498,9 +440,13 @@ func headerValue(v string) error {
 	return nil
 }
 
-var secretNames = []string{"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie"}
+// secretHeaders are the headers that carry credentials: never written in
+// a config or given on once's command line (where ps and the shell's
+// history would show them), only named by an environment variable or a
+// file.
+var secretHeaders = []string{"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie"}
 
-func isSecretHeader(h string) bool { return slices.Contains(secretNames, strings.ToLower(h)) }
+func isSecretHeader(h string) bool { return slices.Contains(secretHeaders, strings.ToLower(h)) }
 
 func labelValue(s string) bool {
 	for _, r := range s {
@@ -542,15 +488,6 @@ func Secret(env, file string, getenv func(string) string) (string, error) {
 		return readSecretFile(file)
 	}
 	return "", nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // ParseHeaderMatch checks a stale-answer header: "Name" (a header naming

@@ -9,7 +9,17 @@ import (
 	"time"
 )
 
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+// testNames stand for probe's registry, which internal/jobs passes (its
+// tests load these files with the real one).
+var testNames = Names{
+	Dialects: []string{"anthropic-messages", "openai-chat", "openai-responses", "sse"},
+	Samples:  []string{"short", "long", "cancel"},
+	Drills:   []string{"drop", "duplicate", "stale"},
+}
+
+func env(m map[string]string) Env {
+	return Env{Names: testNames, Getenv: func(k string) string { return m[k] }}
+}
 
 func TestExampleValidates(t *testing.T) {
 	c, err := Load("../probe.example.toml", env(nil))
@@ -69,13 +79,13 @@ func TestSecretFromFile(t *testing.T) {
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key")
 	os.WriteFile(key, []byte("sk-from-file\n"), 0o600)
-	v, err := Secret("", key, env(nil))
+	v, err := Secret("", key, env(nil).Getenv)
 	if err != nil || v != "sk-from-file" {
 		t.Errorf("Secret = %q, %v", v, err)
 	}
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, nil, 0o600)
-	if _, err := Secret("", empty, env(nil)); err == nil || !strings.Contains(err.Error(), "is empty") {
+	if _, err := Secret("", empty, env(nil).Getenv); err == nil || !strings.Contains(err.Error(), "is empty") {
 		t.Errorf("empty file: %v", err)
 	}
 }
@@ -202,5 +212,153 @@ func TestHeaderTableValueType(t *testing.T) {
 	_, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n[target.headers]\nX-A = 1\n"), env(nil))
 	if err == nil || err.Error() != "p.toml:5: target[0].headers.X-A: an integer where a string belongs" {
 		t.Errorf("got %v", err)
+	}
+}
+
+// Each rule of a target reports its own problem: no group of checks
+// returns early and hides the next (the bug of max_chunks, for every
+// group: identity, names, timing, limits, drill, headers and secrets).
+func TestEveryRuleOfATargetIsReported(t *testing.T) {
+	_, err := Parse("p.toml", []byte(`[[target]]
+name = "a b"
+url = "http://x"
+dialect = "grpc"
+every = "10s"
+timeout = "20s"
+max_chunks = 0
+max_reconnects = 101
+stale_headers = ["Bad Name"]
+bearer_env = "UNSET_KEY"
+[target.headers]
+Cookie = "c"
+`), env(nil))
+	for _, want := range []string{
+		`p.toml:2: target[0].name: "a b": use letters`,
+		`p.toml:4: target[0].dialect: unknown dialect "grpc"`,
+		`p.toml:6: target[0].timeout: timeout (20s) must be shorter than every (10s)`,
+		`p.toml:7: target[0].max_chunks: 0: want 1 to 10000000`,
+		`p.toml:8: target[0].max_reconnects: 101: want 1 to 100`,
+		`p.toml:9: target[0].stale_headers: stale_headers[0]: "Bad Name": want 'Name' or 'Name: value'`,
+		`p.toml:10: target[0].bearer_env: environment variable UNSET_KEY is not set`,
+		`p.toml:12: target[0].headers.Cookie: secrets may not be inline: use bearer_env, bearer_file or header_env`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}
+
+// A key written must hold a value of its range; left out, it takes its
+// default (0 for the probe's own). One range for a file and for once.
+func TestRangesOfWrittenKeys(t *testing.T) {
+	parse := func(extra string) error {
+		_, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n"+extra), env(nil))
+		return err
+	}
+	c, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg := c.Targets[0]; tg.MaxReconnects != 0 || tg.MaxChunks != 0 || tg.MaxEventSize != 0 || tg.CancelAfter != 0 || tg.MaxStream.Duration != DefaultMaxStream {
+		t.Errorf("defaults %+v", tg)
+	}
+	for extra, want := range map[string]string{
+		"max_reconnects = 0":                "p.toml:4: target[0].max_reconnects: 0: want 1 to 100",
+		"max_reconnects = 100":              "",
+		"max_chunks = 10000001":             "p.toml:4: target[0].max_chunks: 10000001: want 1 to 10000000",
+		"max_event_size = 0":                "p.toml:4: target[0].max_event_size: 0: want 1 to 1073741824 bytes",
+		"cancel_after = 0":                  "p.toml:4: target[0].cancel_after: 0: want 1 or more",
+		"cancel_after = 7":                  "",
+		"drop_after = -1":                   "p.toml:4: target[0].drop_after: -1: want 1 or more",
+		"rewind = 0":                        "p.toml:4: target[0].rewind: 0: want 1 or more",
+		`max_stream = "0s"`:                 "p.toml:4: target[0].max_stream: 0s: want a positive duration",
+		"max_chunks = 99999999999999999999": "p.toml:4: target[0].max_chunks: 99999999999999999999 does not fit in a 64-bit integer",
+	} {
+		err := parse(extra)
+		if (want == "" && err != nil) || (want != "" && (err == nil || err.Error() != want)) {
+			t.Errorf("%s: got %v, want %q", extra, err, want)
+		}
+	}
+}
+
+// With no getenv (report, which sends no request) no secret is looked
+// up, neither variable nor file; what the file itself says wrong still
+// is an error.
+func TestNoSecretLookedUpWithoutGetenv(t *testing.T) {
+	text := `[push]
+url = "http://127.0.0.1:1/api/v1/import/prometheus"
+authorization_file = "/nonexistent/push-auth"
+[[target]]
+name = "a"
+url = "http://x"
+bearer_file = "/nonexistent/key"
+[target.header_env]
+X-Tenant = "UNSET_TENANT"
+`
+	noSecrets := Env{Names: testNames}
+	if _, err := Parse("p.toml", []byte(text), noSecrets); err != nil {
+		t.Errorf("without getenv: %v", err)
+	}
+	if _, err := Parse("p.toml", []byte(text), env(nil)); err == nil || !strings.Contains(err.Error(), "p.toml:7: target[0].bearer_file: cannot read /nonexistent/key") {
+		t.Errorf("with getenv: %v", err)
+	}
+	_, err := Parse("p.toml", []byte(strings.Replace(text, "[target.header_env]", "bearer_env = \"K\"\n[target.header_env]", 1)), noSecrets)
+	if err == nil || err.Error() != "p.toml:7: target[0].bearer_file: set bearer_env or bearer_file, not both" {
+		t.Errorf("both set, without getenv: %v", err)
+	}
+}
+
+// A syntax error is the parser's own message at its line, read from its
+// type, not from the decoder's text; other decoder errors keep their
+// words and give their line and key.
+func TestDecoderErrorsFromTheirTypes(t *testing.T) {
+	for text, want := range map[string]string{
+		"region = \"eu\n":                  "p.toml:1: basic strings cannot have new lines",
+		"region = \"a\"\nregion = \"b\"\n": "p.toml:2: region: toml: key region is already defined",
+	} {
+		_, err := Parse("p.toml", []byte(text), env(nil))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %s", text, err, want)
+		}
+	}
+}
+
+// A config given by flags (once) is checked by the same rules, and each
+// error names the flag: its value, or a message that names the flags it
+// is about. The target's name is free text (the URL's host:port).
+func TestFromFlagsNamesTheFlag(t *testing.T) {
+	flags := map[string]string{"labels": "-label", "target[0].url": "-url", "target[0].builtin": "-builtin",
+		"target[0].max_reconnects": "-max-reconnects", "target[0].max_stream": "-timeout", "target[0].drop_at": "-drop-at",
+		"target[0].headers": "-header", "target[0].bearer_env": "-bearer-env", "target[0].header_env": "-header-env", "target[0].samples": "-sample", "target[0].ids": "-ids"}
+	base := Target{Name: "127.0.0.1:8080", Dialect: "sse", Samples: []string{"short"}, IDs: "int", MaxStream: Duration{time.Minute}, MaxReconnects: 5}
+	var u URL
+	if err := u.UnmarshalText([]byte("http://127.0.0.1:8080/v1")); err != nil {
+		t.Fatal(err)
+	}
+	ok := base
+	ok.URL = u
+	c, err := FromFlags(Config{Targets: []Target{ok}}, flags, env(nil))
+	if err != nil || c.File() != "" || c.Log.Level != "info" || c.Targets[0].Timeout.Duration != 0 {
+		t.Fatalf("a good config: %v %+v", err, c)
+	}
+	for _, tt := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Targets[0].URL = URL{} }, "-url is required (or -builtin for the built-in reference target)"},
+		{func(c *Config) { c.Targets[0].Builtin = true }, "set -url or -builtin, not both"},
+		{func(c *Config) { c.Targets[0].MaxReconnects = 0 }, "-max-reconnects 0: want 1 to 100"},
+		{func(c *Config) { c.Targets[0].DropAt = Duration{2 * time.Minute} }, "-drop-at (2m0s) must be shorter than -timeout (1m0s)"},
+		{func(c *Config) { c.Targets[0].Headers = map[string]string{"X-Api-Key": "k"} }, "-header X-Api-Key: secrets may not be given on the command line: use -bearer-env or -header-env"},
+		{func(c *Config) { c.Targets[0].Samples = []string{"huge"} }, `-sample: unknown sample "huge" (known: short, long, cancel)`},
+		{func(c *Config) { c.Targets[0].IDs = "uuid" }, `-ids "uuid": want int or opaque`},
+		{func(c *Config) { c.Labels = map[string]string{"9x": "y"} }, `-label 9x: "9x" is not a usable label name`},
+	} {
+		c := Config{Targets: []Target{ok}}
+		tt.edit(&c)
+		_, err := FromFlags(c, flags, env(nil))
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("got %v, want %s", err, tt.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -49,9 +50,17 @@ func keyParts(n *unstable.Node) []string {
 	return parts
 }
 
-// indexKeys walks the file's expressions. The file has decoded already, so
-// it parses; on a parse error the index is just shorter.
-func indexKeys(b []byte) keyIndex {
+// syntaxError is the parser's message for a file that is not TOML, and
+// its line.
+type syntaxError struct {
+	line int
+	msg  string
+}
+
+// indexKeys walks the file's expressions. On a syntax error the index is
+// just shorter, and the error is returned from the parser's own type
+// (*unstable.ParserError): its message and where it points.
+func indexKeys(b []byte) (keyIndex, *syntaxError) {
 	ix := keyIndex{}
 	var p unstable.Parser
 	p.Reset(b)
@@ -96,7 +105,15 @@ func indexKeys(b []byte) keyIndex {
 			ix[path] = lineOf(&p, e)
 		}
 	}
-	return ix
+	var pe *unstable.ParserError
+	if !errors.As(p.Error(), &pe) {
+		return ix, nil
+	}
+	se := &syntaxError{msg: pe.Message}
+	if len(pe.Highlight) > 0 {
+		se.line = p.Shape(p.Range(pe.Highlight)).Start.Line
+	}
+	return ix, se
 }
 
 func lineOf(p *unstable.Parser, e *unstable.Node) int {

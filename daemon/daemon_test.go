@@ -59,7 +59,7 @@ func (s *syncBuffer) String() string {
 func testDaemon(t *testing.T, cfgText string, env map[string]string) (*Daemon, *syncBuffer) {
 	t.Helper()
 	getenv := func(k string) string { return env[k] }
-	cfg, err := config.Parse("test.toml", []byte(cfgText), getenv)
+	cfg, err := config.Parse("test.toml", []byte(cfgText), jobs.Env(getenv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestReloadSwapsJobs(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, reload) }()
 	waitFor(t, "a run of the old target", 30*time.Second, func() bool { return len(a.Conns()) > 0 })
-	nc, err := config.Parse("test.toml", []byte(conf("b", b.URL)), os.Getenv)
+	nc, err := config.Parse("test.toml", []byte(conf("b", b.URL)), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestReloadSwapsJobs(t *testing.T) {
 }
 
 func TestMetricsNamesAndLabels(t *testing.T) {
-	cfg, err := config.Parse("m.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[push]\nhistograms = \"prometheus\"\n[[target]]\nname = \"t\"\nurl = \"http://x\"\n"), os.Getenv)
+	cfg, err := config.Parse("m.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[push]\nhistograms = \"prometheus\"\n[[target]]\nname = \"t\"\nurl = \"http://x\"\n"), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestDaemonFaults(t *testing.T) {
 // probe code); every one the probe knows must load, and nothing else.
 func TestConfigAcceptsWhatTheProbeKnows(t *testing.T) {
 	load := func(key, value string) error {
-		_, err := config.Parse("k.toml", []byte(fmt.Sprintf("[[target]]\nname = \"t\"\nurl = \"http://127.0.0.1:1\"\n%s = %s\n", key, value)), os.Getenv)
+		_, err := config.Parse("k.toml", []byte(fmt.Sprintf("[[target]]\nname = \"t\"\nurl = \"http://127.0.0.1:1\"\n%s = %s\n", key, value)), jobs.Env(os.Getenv))
 		return err
 	}
 	for _, d := range probe.DialectNames() {
@@ -380,7 +380,7 @@ func TestAnthropicKeyIsXAPIKey(t *testing.T) {
 	os.WriteFile(keyFile, []byte("sk-ant-file\n"), 0o600)
 	for _, src := range []string{`bearer_env = "ANTHROPIC_API_KEY"`, fmt.Sprintf("bearer_file = %q", keyFile)} {
 		cfg, err := config.Parse("a.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\ndialect = \"anthropic-messages\"\n"+src+"\n"),
-			func(string) string { return "sk-ant-env" })
+			jobs.Env(func(string) string { return "sk-ant-env" }))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -79,7 +80,7 @@ samples = []
 drills = ["drop"]
 drill_every = "2s"
 jitter = "0s"
-`, results, vm.addr)), os.Getenv)
+`, results, vm.addr)), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}

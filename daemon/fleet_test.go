@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -192,7 +193,7 @@ tfc = "1500ms"
 gap = "150ms"
 tail = "30s"
 `, region, i+1, results, agent.addr)
-		cfg, err := config.Parse(region+".toml", []byte(cfgText), os.Getenv)
+		cfg, err := config.Parse(region+".toml", []byte(cfgText), jobs.Env(os.Getenv))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 )
@@ -162,7 +163,7 @@ func TestReloadStormKeepsOneConcurrencyLimit(t *testing.T) {
 	go func() { done <- d.Run(ctx, reload) }()
 	variants := []string{conf("100ms", "a", "b", "c"), conf("120ms", "a", "b", "d"), conf("100ms", "a", "c", "d")}
 	for i := range 50 {
-		nc, err := config.Parse("test.toml", []byte(variants[i%len(variants)]), os.Getenv)
+		nc, err := config.Parse("test.toml", []byte(variants[i%len(variants)]), jobs.Env(os.Getenv))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +265,7 @@ func scrape(addr string) (string, error) {
 
 func reloadConf(t *testing.T, text string) *config.Config {
 	t.Helper()
-	c, err := config.Parse("reload.toml", []byte(text), os.Getenv)
+	c, err := config.Parse("reload.toml", []byte(text), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}

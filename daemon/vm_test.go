@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 )
 
 // victoriaMetrics is a real VictoriaMetrics single-node server (Debian's
@@ -193,7 +194,7 @@ tfc = "1500ms"
 gap = "150ms"
 tail = "30s"
 `, results, vm.addr)
-	cfg, err := config.Parse("vm-test.toml", []byte(cfgText), os.Getenv)
+	cfg, err := config.Parse("vm-test.toml", []byte(cfgText), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}

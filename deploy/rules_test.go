@@ -17,7 +17,7 @@ import (
 // /metrics after the given records.
 func daemonSeries(t *testing.T, recs ...probe.Record) string {
 	t.Helper()
-	cfg, err := config.Parse("a.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[[target]]\nname = \"api\"\nurl = \"http://x\"\nsamples = [\"short\", \"long\", \"cancel\"]\ndrills = [\"drop\"]\n[budget.short]\ntfc = \"600ms\"\n"), os.Getenv)
+	cfg, err := config.Parse("a.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[[target]]\nname = \"api\"\nurl = \"http://x\"\nsamples = [\"short\", \"long\", \"cancel\"]\ndrills = [\"drop\"]\n[budget.short]\ntfc = \"600ms\"\n"), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -93,7 +94,7 @@ func TestResumeAlertSelectsOnTheDaemonsFailedLabel(t *testing.T) {
 // drill run with verdict v.
 func exported(t *testing.T, v probe.Verdict) string {
 	t.Helper()
-	cfg, err := config.Parse("a.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[[target]]\nname = \"api\"\nurl = \"http://x\"\n"), os.Getenv)
+	cfg, err := config.Parse("a.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[[target]]\nname = \"api\"\nurl = \"http://x\"\n"), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}

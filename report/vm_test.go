@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
@@ -75,7 +76,7 @@ builtin = true
 dialect = "openai-chat"
 samples = ["short"]
 drills = ["drop"]
-`, region, region, histograms, target)), os.Getenv)
+`, region, region, histograms, target)), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ Flags:
 			return exitUsage
 		}
 	}
-	cfg, err := config.Load(*path, os.Getenv)
+	cfg, err := config.Load(*path, jobs.Env(os.Getenv))
 	if err != nil {
 		printErr(stderr, "check", err)
 		return exitUsage

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -168,5 +169,34 @@ func TestCheckSaysWhyRunsFailed(t *testing.T) {
 	_, stdout, _ = runCmd(t, "check", "-config", cfg, "-runs", "2", "-json")
 	if !strings.Contains(stdout, `"failed_run":{"outcome":"upstream_error","http_status":404,"error":"`) {
 		t.Errorf("JSON lacks failed_run:\n%s", stdout)
+	}
+}
+
+// report sends no request, so it looks up no secret: a config whose
+// bearer_file and environment variables this machine does not have (the
+// key lives on the probe hosts) still gives its budgets to a report.
+func TestReportLooksUpNoSecret(t *testing.T) {
+	cfg := writeConfig(t, `[push]
+url = "http://127.0.0.1:1/api/v1/import/prometheus"
+authorization_file = "/nonexistent/streamprobe/push-auth"
+[[target]]
+name = "api"
+url = "https://api.example/v1"
+bearer_file = "/nonexistent/streamprobe/key"
+samples = ["short"]
+[target.header_env]
+X-Tenant = "STREAMPROBE_REPORT_TEST_UNSET"
+[budget.short]
+tfc = "1s"
+stall_share = 1
+`)
+	rec := `{"request_id":"r1","target":"api","sample":"short","drill":"none","outcome":"success","chunks":3,"tfc_ms":100,"gaps":{"count":0},"started_at":"2026-12-03T10:00:00Z"}`
+	log := filepath.Join(t.TempDir(), "results.jsonl")
+	if err := os.WriteFile(log, []byte(rec+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, "report", "-config", cfg, "-log", log)
+	if code != exitOK || strings.Contains(stderr, "nonexistent") || !strings.Contains(stdout, "api") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -43,7 +44,7 @@ Flags:
 	if *drills {
 		return demoDrills(ctx, client, probe.DemoDrills(), *asJSON, stdout, stderr)
 	}
-	srv := probe.NewDemoServer()
+	srv := jobs.NewBuiltin()
 	srv.Start()
 	defer srv.Close()
 	var origin probe.Origin
@@ -51,7 +52,7 @@ Flags:
 	code := exitOK
 	for i, name := range probe.SampleNames {
 		s := probe.Samples[name]
-		t := probe.Target{Name: "demo", URL: srv.URL, Dialect: "openai-chat", Model: "refserver"}
+		t := probe.Target{Name: "demo", URL: jobs.BuiltinURL(srv.URL, "openai-chat"), Dialect: "openai-chat", Model: "refserver"}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		res := probe.Run(rctx, t, probe.Options{Sample: s, Client: client})
 		cancel()

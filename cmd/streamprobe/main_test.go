@@ -232,7 +232,7 @@ func TestOnceDrillExitCodes(t *testing.T) {
 		t.Errorf("bad drill: exit %d %q", code, stderr)
 	}
 	code, _, stderr = runCmd(t, "once", "-url", good.URL, "-drill", "drop", "-drop-at", "2m")
-	if code != exitUsage || !strings.Contains(stderr, "-drop-at 2m0s must be shorter than -timeout 1m0s") {
+	if code != exitUsage || stderr != "streamprobe once: -drop-at (2m0s) must be shorter than -timeout (1m0s)\n" {
 		t.Errorf("bad drop-at: exit %d %q", code, stderr)
 	}
 }
@@ -449,7 +449,7 @@ func TestOnceBuiltin(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stdout)
 	}
 	code, _, stderr := runCmd(t, "once", "-builtin", "-url", "http://127.0.0.1:1")
-	if code != exitUsage || !strings.Contains(stderr, "-builtin and -url exclude each other") {
+	if code != exitUsage || stderr != "streamprobe once: set -url or -builtin, not both\n" {
 		t.Errorf("exit %d %q", code, stderr)
 	}
 }

@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -23,10 +21,6 @@ type headerFlags []string
 
 func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
 func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
-
-// secretHeaders may not be given on the command line, where they would show
-// in ps and shell history.
-var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "X-Api-Key": true, "Api-Key": true, "Cookie": true}
 
 type onceFlags struct {
 	url, dialect, method, body, sample, name, model string
@@ -43,6 +37,24 @@ type onceFlags struct {
 	dropAfter, rewind, maxReconnects            int
 	noResume                                    bool
 	dropAt                                      time.Duration
+}
+
+// onceKeys maps each config key once's flags set to its flag, so that an
+// error names the flag the user gave.
+var onceKeys = map[string]string{
+	"host": "-host", "region": "-region", "labels": "-label",
+	"target[0].name": "-name", "target[0].url": "-url", "target[0].builtin": "-builtin",
+	"target[0].dialect": "-dialect", "target[0].method": "-method", "target[0].model": "-model",
+	"target[0].headers": "-header", "target[0].header_env": "-header-env", "target[0].bearer_env": "-bearer-env",
+	"target[0].samples": "-sample", "target[0].drill_sample": "-sample", "target[0].drills": "-drill",
+	"target[0].cancel_after": "-cancel-after", "target[0].max_stream": "-timeout",
+	"target[0].max_event_size": "-max-event-size", "target[0].max_chunks": "-max-chunks",
+	"target[0].end_event": "-end-event", "target[0].end_data": "-end-data",
+	"target[0].insecure_skip_verify": "-insecure-skip-verify", "target[0].http2": "-http2",
+	"target[0].drop_after": "-drop-after", "target[0].drop_at": "-drop-at", "target[0].rewind": "-rewind",
+	"target[0].stale_id": "-stale-id", "target[0].ids": "-ids", "target[0].error_event": "-error-event",
+	"target[0].reset_event": "-reset-event", "target[0].stale_headers": "-stale-header",
+	"target[0].resume_on_drop": "-no-resume", "target[0].max_reconnects": "-max-reconnects",
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
@@ -82,163 +94,101 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxReconnects, "max-reconnects", probe.DefaultMaxReconnects, "reconnects one run may make after drops by the server")
 }
 
-// drillOptions turns the drill flags into a probe.Drill. The id check and
-// the stale answers also serve a resume after a drop by the server.
-func (f *onceFlags) drillOptions() (probe.Drill, error) {
-	d := probe.Drill{Name: f.drill, DropAfter: f.dropAfter, DropAt: f.dropAt, Rewind: f.rewind,
-		StaleID: f.staleID, ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent, MaxReconnects: f.maxReconnects}
-	switch f.ids {
-	case "int":
-	case "opaque":
-		d.OpaqueIDs = true
-	default:
-		return d, fmt.Errorf("-ids %q: want int or opaque", f.ids)
+// config turns the flags into a config of one target, checked as a file
+// is checked (config.FromFlags, against probe's names): one line per
+// problem, each naming its flag.
+func (f *onceFlags) config(getenv func(string) string) (*config.Config, error) {
+	t, err := f.target()
+	if err != nil {
+		return nil, err
 	}
-	if f.maxReconnects < 1 || f.maxReconnects > 100 {
-		return d, fmt.Errorf("-max-reconnects %d: want 1 to 100", f.maxReconnects)
-	}
-	for _, kv := range f.staleHeaders {
-		m, err := config.ParseHeaderMatch(kv)
-		if err != nil {
-			return d, fmt.Errorf("-stale-header %w", err)
-		}
-		d.StaleHeaders = append(d.StaleHeaders, probe.HeaderMatch{Name: m[0], Value: m[1]})
-	}
-	if i := resumeclient.InvalidHeaderByte(f.staleID); i >= 0 {
-		return d, fmt.Errorf("-stale-id %q holds the byte 0x%02x at offset %d, which no HTTP header may carry: it is sent as Last-Event-ID", f.staleID, f.staleID[i], i)
-	}
-	if f.drill == "" {
-		return d, nil
-	}
-	if !slices.Contains(probe.DrillNames, f.drill) {
-		return d, fmt.Errorf("-drill: unknown drill %q (known: %s)", f.drill, strings.Join(probe.DrillNames, ", "))
-	}
-	if f.dropAfter < 1 {
-		return d, fmt.Errorf("-drop-after %d: want 1 or more", f.dropAfter)
-	}
-	if f.dropAt < 0 {
-		return d, fmt.Errorf("-drop-at %s: want a positive duration", f.dropAt)
-	}
-	if f.dropAt >= f.timeout {
-		return d, fmt.Errorf("-drop-at %s must be shorter than -timeout %s", f.dropAt, f.timeout)
-	}
-	if f.rewind < 1 {
-		return d, fmt.Errorf("-rewind %d: want 1 or more", f.rewind)
-	}
-	return d, nil
-}
-
-// origin is the record's host, region and labels from the flags.
-func (f *onceFlags) origin() (probe.Origin, error) {
-	o := probe.Origin{Host: f.host, Region: f.region}
-	if o.Host == "" {
-		o.Host, _ = os.Hostname()
-	}
+	c := config.Config{Host: f.host, Region: f.region, Targets: []config.Target{t}}
 	for _, kv := range f.labels {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return o, fmt.Errorf("-label %q: want 'name=value'", kv)
+			return nil, fmt.Errorf("-label %q: want 'name=value'", kv)
 		}
-		if err := config.CheckLabelName(k); err != nil {
-			return o, fmt.Errorf("-label %w", err)
+		if c.Labels == nil {
+			c.Labels = map[string]string{}
 		}
-		if o.Labels == nil {
-			o.Labels = map[string]string{}
-		}
-		o.Labels[k] = v
+		c.Labels[k] = v
 	}
-	return o, nil
+	return config.FromFlags(c, onceKeys, jobs.Env(getenv))
 }
 
-// target turns the flags into a probe target, or a one-line usage error.
-func (f *onceFlags) target(getenv func(string) string) (probe.Target, probe.Sample, error) {
-	var t probe.Target
-	if f.url == "" {
-		return t, probe.Sample{}, errors.New("-url is required (or -builtin for the built-in reference target)")
+// target is the config target the flags describe, or the error of a flag
+// whose text does not parse.
+func (f *onceFlags) target() (config.Target, error) {
+	endData, resume := f.endData, !f.noResume
+	t := config.Target{Name: f.name, Builtin: f.builtin, Dialect: f.dialect, Method: f.method, Model: f.model,
+		BearerEnv: f.bearerEnv, CancelAfter: f.cancelAfter, MaxStream: config.Duration{Duration: f.timeout}, MaxEventSize: f.maxEvent,
+		MaxChunks: f.maxChunks, EndEvent: f.endEvent, EndData: &endData, InsecureSkipVerify: f.insecure, HTTP2: f.http2,
+		DropAfter: f.dropAfter, DropAt: config.Duration{Duration: f.dropAt}, Rewind: f.rewind, StaleID: f.staleID, IDs: f.ids,
+		ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent, StaleHeaders: f.staleHeaders,
+		ResumeOnDrop: &resume, MaxReconnects: f.maxReconnects}
+	t.Samples = []string{f.sample}
+	if f.drill != "" {
+		t.Samples, t.Drills, t.DrillSample = []string{}, []string{f.drill}, f.sample
 	}
-	u, err := url.Parse(f.url)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return t, probe.Sample{}, fmt.Errorf("-url %q: want an absolute http or https URL", redact(f.url))
+	if f.url != "" {
+		if err := t.URL.UnmarshalText([]byte(f.url)); err != nil {
+			return t, fmt.Errorf("-url: %w", err)
+		}
 	}
-	if _, err := probe.LookupDialect(f.dialect); err != nil {
-		return t, probe.Sample{}, fmt.Errorf("-dialect: %w", err)
+	if t.Name == "" {
+		t.Name = "builtin"
+		if t.URL.URL != nil {
+			t.Name = t.URL.Host
+		}
 	}
-	s, err := probe.LookupSample(f.sample)
-	if err != nil {
-		return t, probe.Sample{}, fmt.Errorf("-sample: %w", err)
+	var err error
+	if t.Headers, err = headerValues("-header", f.headers, false); err != nil {
+		return t, err
 	}
-	if f.cancelAfter < 1 {
-		return t, s, fmt.Errorf("-cancel-after %d: want 1 or more", f.cancelAfter)
+	if t.HeaderEnv, err = headerValues("-header-env", f.headerEnv, true); err != nil {
+		return t, err
 	}
-	if f.timeout <= 0 {
-		return t, s, fmt.Errorf("-timeout %s: want a positive duration", f.timeout)
-	}
-	if f.maxChunks < 1 {
-		return t, s, fmt.Errorf("-max-chunks %d: want 1 or more", f.maxChunks)
-	}
-	if f.maxEvent < 1 {
-		return t, s, fmt.Errorf("-max-event-size %d: want 1 or more", f.maxEvent)
-	}
-	h := http.Header{}
-	for _, kv := range f.headers {
+	t.Body, err = f.readBody()
+	return t, err
+}
+
+// headerValues parses repeated 'Name: value' flags ('Name: ENV_VAR' for
+// -header-env, whose value is required). A name given twice is sent once
+// with its values joined by ", ", as HTTP reads a repeated header;
+// -header-env keeps the last.
+func headerValues(flag string, kvs []string, env bool) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, ":")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return t, s, fmt.Errorf("-header %q: want 'Name: value'", kv)
+		k, v = http.CanonicalHeaderKey(strings.TrimSpace(k)), strings.TrimSpace(v)
+		switch {
+		case env && (!ok || k == "" || v == ""):
+			return nil, fmt.Errorf("%s %q: want 'Name: ENV_VAR'", flag, kv)
+		case !ok || k == "":
+			return nil, fmt.Errorf("%s %q: want 'Name: value'", flag, kv)
 		}
-		if secretHeaders[http.CanonicalHeaderKey(k)] {
-			return t, s, fmt.Errorf("-header %s: secrets may not be given on the command line; use -bearer-env or -header-env", k)
+		if old, dup := m[k]; dup && !env {
+			v = old + ", " + v
 		}
-		h.Add(k, strings.TrimSpace(v))
+		m[k] = v
 	}
-	for _, kv := range f.headerEnv {
-		k, env, ok := strings.Cut(kv, ":")
-		k, env = strings.TrimSpace(k), strings.TrimSpace(env)
-		if !ok || k == "" || env == "" {
-			return t, s, fmt.Errorf("-header-env %q: want 'Name: ENV_VAR'", kv)
-		}
-		v := getenv(env)
-		if v == "" {
-			return t, s, fmt.Errorf("-header-env %s: environment variable %s is not set", k, env)
-		}
-		h.Set(k, v)
-	}
-	if f.bearerEnv != "" {
-		v := getenv(f.bearerEnv)
-		if v == "" {
-			return t, s, fmt.Errorf("-bearer-env: environment variable %s is not set", f.bearerEnv)
-		}
-		h.Set("Authorization", "Bearer "+v)
-	}
-	for k, vs := range h {
-		if i := resumeclient.InvalidHeaderByte(vs[0]); i >= 0 {
-			return t, s, fmt.Errorf("header %s: its value holds the byte 0x%02x at offset %d, which no HTTP header may carry", k, vs[0][i], i)
-		}
-	}
-	var body []byte
-	if f.body != "" {
-		if path, ok := strings.CutPrefix(f.body, "@"); ok {
-			if body, err = os.ReadFile(path); err != nil {
-				return t, s, fmt.Errorf("-body: %w", err)
-			}
-		} else {
-			body = []byte(f.body)
-		}
-	}
-	name := f.name
-	if name == "" {
-		name = u.Host
-	}
-	t = probe.Target{Name: name, URL: f.url, Dialect: f.dialect, Method: f.method, Header: h, Body: body,
-		Model: f.model, EndEvent: f.endEvent, EndData: f.endData, MaxEventSize: f.maxEvent, InsecureSkipVerify: f.insecure, HTTP2: f.http2, NoResume: f.noResume, MaxChunks: f.maxChunks}
-	return t, s, nil
+	return m, nil
 }
 
-func redact(u string) string {
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		return u[:i] + "?..."
+// readBody is -body: the text itself, or the content of @file.
+func (f *onceFlags) readBody() ([]byte, error) {
+	path, ok := strings.CutPrefix(f.body, "@")
+	switch {
+	case f.body == "":
+		return nil, nil
+	case !ok:
+		return []byte(f.body), nil
 	}
-	return u
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-body: %w", err)
+	}
+	return b, nil
 }
 
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -255,45 +205,29 @@ Flags:
 `); !ok {
 		return code
 	}
-	if f.builtin && f.url != "" {
-		fmt.Fprintln(stderr, "streamprobe once: -builtin and -url exclude each other")
-		return exitUsage
-	}
-	if f.builtin {
-		srv := probe.NewDemoServer()
-		srv.Start()
-		defer srv.Close()
-		f.url = srv.URL
-		if f.dialect == "sse" {
-			f.url += "/events"
-		}
-		f.builtin = false
-		if f.name == "" {
-			f.name = "builtin"
-		}
-	}
-	t, s, err := f.target(os.Getenv)
+	cfg, err := f.config(os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
+		printErr(stderr, "once", err)
 		return exitUsage
 	}
 	if f.insecure {
 		fmt.Fprintln(stderr, "streamprobe once: WARNING: TLS certificate verification is off (-insecure-skip-verify)")
 	}
-	drill, err := f.drillOptions()
+	builtinURL := ""
+	if jobs.NeedsBuiltin(cfg) {
+		srv := jobs.NewBuiltin()
+		srv.Start()
+		defer srv.Close()
+		builtinURL = srv.URL
+	}
+	all, err := jobs.Build(cfg, builtinURL, os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
+		printErr(stderr, "once", err)
 		return exitUsage
 	}
-	origin, err := f.origin()
-	if err != nil {
-		fmt.Fprintf(stderr, "streamprobe once: %v\n", err)
-		return exitUsage
-	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	res := probe.Run(ctx, t, probe.Options{Sample: s, CancelAfter: f.cancelAfter, Drill: drill, Timeout: f.timeout})
-	res.Record.Stamp(origin)
+	job := all[0]
+	defer job.Client.HTTP.CloseIdleConnections()
+	res := job.Run(ctx, nil)
 	if err := printRecord(stdout, res.Record, f.json); err != nil {
 		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)
 		return exitFail

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/report"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
@@ -82,8 +83,8 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	f.Targets, f.Regions = targets, regions
 	// A report sends no request: the config is read for its budgets,
-	// and no secret it names is looked up.
-	cfg, err := config.Load(*path, func(string) string { return "unused by report" })
+	// and no secret it names is looked up (no getenv).
+	cfg, err := config.Load(*path, jobs.Env(nil))
 	if err != nil {
 		return fail("%v", err)
 	}

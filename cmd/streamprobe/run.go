@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 )
 
 const defaultConfig = "/etc/streamprobe/probe.toml"
@@ -88,7 +89,7 @@ Flags:
 `); !ok {
 		return code
 	}
-	cfg, err := config.Load(*path, os.Getenv)
+	cfg, err := config.Load(*path, jobs.Env(os.Getenv))
 	if err == nil {
 		_, err = daemon.Check(cfg, os.Getenv) // what validate checks, no less
 	}
@@ -110,7 +111,7 @@ Flags:
 			case <-ctx.Done():
 				return
 			case <-hup:
-				nc, err := config.Load(*path, os.Getenv)
+				nc, err := config.Load(*path, jobs.Env(os.Getenv))
 				if err == nil {
 					_, err = daemon.Check(nc, os.Getenv)
 				}
@@ -152,7 +153,7 @@ Flags:
 `); !ok {
 		return code
 	}
-	cfg, err := config.Load(*path, os.Getenv)
+	cfg, err := config.Load(*path, jobs.Env(os.Getenv))
 	if err != nil {
 		printErr(stderr, "validate", err)
 		return exitUsage

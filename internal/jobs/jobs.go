@@ -1,16 +1,17 @@
 // Package jobs turns a config into the jobs a probe host runs: each target's
 // samples and drills, with the target's secrets resolved and its client
 // (transport) built once, and Job.Run, the one way a job is run, shared by
-// the daemon and check.
+// the daemon, check and once. Env gives config the names of probe's
+// registry, so that every command checks a config against the same ones.
 package jobs
 
 import (
-	"time"
-
 	"context"
 	"fmt"
-	"github.com/robfig/cron/v3"
 	"net/http"
+	"time"
+
+	"github.com/robfig/cron/v3"
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/probe"
@@ -40,10 +41,20 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
-	res := probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, Drill: j.Drill, Client: c,
+	res := probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, CancelAfter: j.Conf.CancelAfter, Drill: j.Drill, Client: c,
 		FirstChunkTimeout: j.Conf.Timeout.Duration, Timeout: j.Conf.MaxStream.Duration})
 	res.Record.Stamp(j.Origin)
 	return res
+}
+
+// Env is what every command checks a config against: probe's dialects,
+// samples and drills, and getenv for the secrets it names (nil: none is
+// looked up, for report).
+func Env(getenv func(string) string) config.Env {
+	return config.Env{
+		Names:  config.Names{Dialects: probe.DialectNames(), Samples: probe.SampleNames, Drills: probe.DrillNames},
+		Getenv: getenv,
+	}
 }
 
 // Origin is the config's host, region and labels as a probe.Origin.
@@ -68,10 +79,14 @@ func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]J
 			// and checked with the same settings.
 			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct, Client: client, Origin: origin})
 		}
+		drillSample := probe.Samples["long"]
+		if ct.DrillSample != "" {
+			drillSample = probe.Samples[ct.DrillSample]
+		}
 		for _, d := range ct.Drills {
 			dr := DrillSettings(ct)
 			dr.Name = d
-			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: probe.Samples["long"], Drill: dr, Conf: ct, Client: client, Origin: origin})
+			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: drillSample, Drill: dr, Conf: ct, Client: client, Origin: origin})
 		}
 	}
 	return jobs, nil
@@ -118,7 +133,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		h.Del("Authorization")
 		h.Set("X-Api-Key", key)
 	}
-	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h,
+	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h, Body: ct.Body,
 		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,
 		InsecureSkipVerify: ct.InsecureSkipVerify, NoResume: ct.ResumeOnDrop != nil && !*ct.ResumeOnDrop, KeepAlive: ct.KeepAlive, HTTP2: ct.HTTP2, MaxChunks: ct.MaxChunks}
 	if ct.EndData != nil {

@@ -1,0 +1,177 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// intLimit bounds one of a target's integer settings. A key written in a
+// file, or its flag given to once, must be within [min, max] (max 0: no
+// upper bound); a key left out is 0, which the probe and the transport
+// read as their default.
+type intLimit struct {
+	key      string
+	min, max int
+	unit     string
+	value    func(*Target) int
+}
+
+// intLimits are the ranges of a target's integer settings: the only
+// place that says them, for a file and for once alike.
+var intLimits = []intLimit{
+	{"max_event_size", 1, 1 << 30, " bytes", func(t *Target) int { return t.MaxEventSize }},
+	{"max_chunks", 1, 10_000_000, "", func(t *Target) int { return t.MaxChunks }},
+	{"max_reconnects", 1, 100, "", func(t *Target) int { return t.MaxReconnects }},
+	{"cancel_after", 1, 0, "", func(t *Target) int { return t.CancelAfter }},
+	{"drop_after", 1, 0, "", func(t *Target) int { return t.DropAfter }},
+	{"rewind", 1, 0, "", func(t *Target) int { return t.Rewind }},
+}
+
+// validateTarget checks target i, every rule: no problem hides another.
+func (c *Config) validateTarget(i int, env Env) []error {
+	t := &c.Targets[i]
+	key := func(k string) string { return fmt.Sprintf("target[%d].%s", i, k) }
+	errs := c.checkIdentity(t, i, key)
+	errs = append(errs, c.checkNames(t, key, env.Names)...)
+	errs = append(errs, c.checkTiming(t, key)...)
+	errs = append(errs, c.checkLimits(t, key)...)
+	errs = append(errs, c.checkDrill(t, key)...)
+	return append(errs, c.checkHeaders(t, key, env.Getenv)...)
+}
+
+// checkIdentity checks the target's name and where it is: a URL, or the
+// built-in reference target.
+func (c *Config) checkIdentity(t *Target, i int, key func(string) string) []error {
+	var errs []error
+	if c.fromFile() && t.Name == "" {
+		errs = append(errs, c.errAt(fmt.Sprintf("target[%d]", i), "name is required"))
+	}
+	if c.fromFile() && !labelValue(t.Name) {
+		errs = append(errs, c.errValue(key("name"), strconv.Quote(t.Name), "use letters, digits, '.', '_' and '-' (it becomes a label value)"))
+	}
+	switch {
+	case t.Builtin && t.URL.URL != nil:
+		errs = append(errs, c.errNamed(key("url"), "set %s or %s, not both", c.name(key("url")), c.setting(key("builtin"))))
+	case !t.Builtin && t.URL.URL == nil:
+		errs = append(errs, c.errNamed(fmt.Sprintf("target[%d]", i), "%s is required (or %s for the built-in reference target)", c.name(key("url")), c.setting(key("builtin"))))
+	}
+	return errs
+}
+
+// checkNames checks the dialect, sample and drill names against names.
+func (c *Config) checkNames(t *Target, key func(string) string, names Names) []error {
+	var errs []error
+	if !slices.Contains(names.Dialects, t.Dialect) {
+		errs = append(errs, c.errAt(key("dialect"), "unknown dialect %q (known: %s)", t.Dialect, strings.Join(names.Dialects, ", ")))
+	}
+	unknown := func(path, what, name string, known []string, prefix string) {
+		if !slices.Contains(known, name) {
+			errs = append(errs, c.errAt(path, "%sunknown %s %q (known: %s)", prefix, what, name, strings.Join(known, ", ")))
+		}
+	}
+	for j, s := range t.Samples {
+		unknown(key("samples"), "sample", s, names.Samples, c.elem(key("samples"), j))
+	}
+	if t.DrillSample != "" {
+		unknown(key("drill_sample"), "sample", t.DrillSample, names.Samples, "")
+	}
+	for j, d := range t.Drills {
+		unknown(key("drills"), "drill", d, names.Drills, c.elem(key("drills"), j))
+	}
+	if len(t.Samples)+len(t.Drills) == 0 {
+		errs = append(errs, c.errAt(key("samples"), "no samples and no drills: nothing to run"))
+	}
+	return errs
+}
+
+// checkTiming checks the schedule, the timeouts and the drop time against
+// each other.
+func (c *Config) checkTiming(t *Target, key func(string) string) []error {
+	var errs []error
+	every := t.Every.Every
+	if every > 0 && t.Timeout.Duration >= every && c.has(key("timeout")) {
+		errs = append(errs, c.errNamed(key("timeout"), "%s (%s) must be shorter than %s (%s)", c.name(key("timeout")), t.Timeout.Duration, c.name(key("every")), every))
+	}
+	if t.Jitter.Duration > 0 && every > 0 && t.Jitter.Duration >= every {
+		if c.has(key("jitter")) {
+			errs = append(errs, c.errNamed(key("jitter"), "%s (%s) must be shorter than %s (%s)", c.name(key("jitter")), t.Jitter.Duration, c.name(key("every")), every))
+		}
+		t.Jitter.Duration = every / 2
+	}
+	maxStream := t.MaxStream.Duration
+	switch {
+	case maxStream <= 0:
+		errs = append(errs, c.errValue(key("max_stream"), maxStream.String(), "want a positive duration"))
+	case t.Timeout.Duration > maxStream:
+		errs = append(errs, c.errNamed(key("timeout"), "%s (%s) must not be longer than %s (%s)", c.name(key("timeout")), t.Timeout.Duration, c.name(key("max_stream")), maxStream))
+	}
+	switch dropAt := t.DropAt.Duration; {
+	case dropAt < 0:
+		errs = append(errs, c.errValue(key("drop_at"), dropAt.String(), "want a positive duration"))
+	case dropAt > 0 && maxStream > 0 && dropAt >= maxStream:
+		errs = append(errs, c.errNamed(key("drop_at"), "%s (%s) must be shorter than %s (%s)", c.name(key("drop_at")), t.DropAt.Duration, c.name(key("max_stream")), maxStream))
+	}
+	return errs
+}
+
+// checkLimits checks the integer settings written against intLimits, and
+// the id kind.
+func (c *Config) checkLimits(t *Target, key func(string) string) []error {
+	var errs []error
+	for _, l := range intLimits {
+		v := l.value(t)
+		if !c.has(key(l.key)) || v >= l.min && (l.max == 0 || v <= l.max) {
+			continue
+		}
+		want := fmt.Sprintf("want %d or more", l.min)
+		if l.max > 0 {
+			want = fmt.Sprintf("want %d to %d%s", l.min, l.max, l.unit)
+		}
+		errs = append(errs, c.errValue(key(l.key), strconv.Itoa(v), "%s", want))
+	}
+	if t.IDs != "int" && t.IDs != "opaque" {
+		errs = append(errs, c.errValue(key("ids"), strconv.Quote(t.IDs), "want int or opaque"))
+	}
+	return errs
+}
+
+// checkDrill checks what a drill sends and reads: the stale id and the
+// stale-answer headers.
+func (c *Config) checkDrill(t *Target, key func(string) string) []error {
+	var errs []error
+	for j, h := range t.StaleHeaders {
+		if _, err := ParseHeaderMatch(h); err != nil {
+			errs = append(errs, c.errAt(key("stale_headers"), "%s%v", c.elem(key("stale_headers"), j), err))
+		}
+	}
+	if err := headerValue(t.StaleID); err != nil {
+		errs = append(errs, c.errAt(key("stale_id"), "%q %v: it is sent as Last-Event-ID", t.StaleID, err))
+	}
+	return errs
+}
+
+// checkHeaders checks the headers and the secrets: none inline, each
+// named one set (unless getenv is nil), every value one HTTP can carry.
+func (c *Config) checkHeaders(t *Target, key func(string) string, getenv func(string) string) []error {
+	var errs []error
+	for _, h := range sortedKeys(t.Headers) {
+		if isSecretHeader(h) {
+			errs = append(errs, c.errAt(key("headers."+h), "secrets may not be %s: use %s", c.inline(), c.oneOf(key("bearer_env"), key("bearer_file"), key("header_env"))))
+		}
+	}
+	if t.BearerEnv != "" && t.BearerFile != "" {
+		errs = append(errs, c.errAt(key("bearer_file"), "set bearer_env or bearer_file, not both"))
+	}
+	errs = append(errs, c.checkSecret(key("bearer_env"), key("bearer_file"), t.BearerEnv, t.BearerFile, getenv)...)
+	for _, h := range sortedKeys(t.HeaderEnv) {
+		errs = append(errs, c.checkSecret(key("header_env."+h), "", t.HeaderEnv[h], "", getenv)...)
+	}
+	for _, h := range sortedKeys(t.Headers) {
+		if err := headerValue(t.Headers[h]); err != nil {
+			errs = append(errs, c.errAt(key("headers."+h), "the value %v", err))
+		}
+	}
+	return errs
+}
