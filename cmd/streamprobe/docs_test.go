@@ -145,9 +145,9 @@ var (
 )
 
 // subcommandFlags returns the flags subcommand sub registers, read from
-// its own -h output (the usage its FlagSet prints), and whether it has a
-// flag set at all (version ignores its arguments); ok is false when there
-// is no such subcommand.
+// its own -h output (the usage and the defaults its FlagSet prints), and
+// whether it has a flag set at all (version prints the version and
+// ignores its arguments); ok is false when there is no such subcommand.
 func subcommandFlags(sub string) (flags []string, hasFlagSet, ok bool) {
 	if sub == "help" {
 		return nil, false, true // its argument is a subcommand, checked apart
@@ -157,17 +157,66 @@ func subcommandFlags(sub string) (flags []string, hasFlagSet, ok bool) {
 		return nil, false, false
 	}
 	text := out.String()
-	i := strings.LastIndex(text, "\nFlags:\n")
-	if i < 0 {
+	if !strings.HasPrefix(text, "Usage:") {
 		return nil, false, true
 	}
-	for _, m := range regexp.MustCompile(`(?m)^  -([A-Za-z0-9][\w-]*)`).FindAllStringSubmatch(text[i:], -1) {
+	if i := strings.LastIndex(text, "\nFlags:\n"); i >= 0 {
+		text = text[i:]
+	}
+	for _, m := range regexp.MustCompile(`(?m)^  -([A-Za-z0-9][\w-]*)`).FindAllStringSubmatch(text, -1) {
 		flags = append(flags, m[1])
 	}
 	return flags, true, true
 }
 
 var word = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// commandLine is one streamprobe invocation in the docs.
+type commandLine struct {
+	path string
+	line int
+	sub  string
+	args []string
+	text string
+}
+
+// commandLines returns the streamprobe invocations of f, each cut at the
+// end of its command.
+func commandLines(f mdFile) []commandLine {
+	var out []commandLine
+	for _, s := range f.snippets() {
+		for _, command := range commandSep.Split(comment.ReplaceAllString(s.text, ""), -1) {
+			m := invocation.FindStringSubmatch(command)
+			if m == nil || m[2] != "" { // none, or an error message
+				continue
+			}
+			rest := m[3]
+			if loc := argsEnd.FindStringIndex(rest); loc != nil {
+				rest = rest[:loc[0]]
+			}
+			out = append(out, commandLine{f.path, s.line, m[1], strings.Fields(rest), strings.TrimSpace(command)})
+		}
+	}
+	return out
+}
+
+// flagNames returns the names of the flags args use (-name, --name,
+// -name=value, and [-name] in a usage line), -h and -help aside.
+func flagNames(args []string) []string {
+	var names []string
+	for _, a := range args {
+		a = strings.TrimLeft(a, "[(")
+		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name = strings.TrimRight(name, "]),.")
+		if name != "h" && name != "help" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
 
 // TestDocsCommandLines: every command line in README.md and docs/*.md
 // names a subcommand that exists and only flags that subcommand has.
@@ -181,48 +230,27 @@ func TestDocsCommandLines(t *testing.T) {
 				return false
 			}
 			known[sub], flagged[sub] = flags, hasFlagSet
+			if hasFlagSet && len(flags) == 0 {
+				t.Errorf("streamprobe %s -h prints a usage but no flag: the check cannot read its flags", sub)
+			}
 		}
 		return true
 	}
 	seen := 0
 	for _, f := range docFiles(t) {
-		for _, s := range f.snippets() {
-			for _, command := range commandSep.Split(comment.ReplaceAllString(s.text, ""), -1) {
-				m := invocation.FindStringSubmatch(command)
-				if m == nil || m[2] != "" { // none, or an error message
-					continue
+		for _, c := range commandLines(f) {
+			seen++
+			switch {
+			case !exists(c.sub):
+				t.Errorf("%s:%d: streamprobe %s: no such subcommand (in %q)", c.path, c.line, c.sub, c.text)
+			case c.sub == "help":
+				if len(c.args) > 0 && word.MatchString(c.args[0]) && !exists(c.args[0]) {
+					t.Errorf("%s:%d: streamprobe help %s: no such subcommand", c.path, c.line, c.args[0])
 				}
-				sub, rest := m[1], m[3]
-				seen++
-				if !exists(sub) {
-					t.Errorf("%s:%d: streamprobe %s: no such subcommand (in %q)", f.path, s.line, sub, strings.TrimSpace(command))
-					continue
-				}
-				if loc := argsEnd.FindStringIndex(rest); loc != nil {
-					rest = rest[:loc[0]]
-				}
-				args := strings.Fields(rest)
-				if sub == "help" {
-					if len(args) > 0 && word.MatchString(args[0]) && !exists(args[0]) {
-						t.Errorf("%s:%d: streamprobe help %s: no such subcommand", f.path, s.line, args[0])
-					}
-					continue
-				}
-				if !flagged[sub] {
-					continue
-				}
-				for _, a := range args {
-					a = strings.TrimLeft(a, "[(")
-					if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
-						continue
-					}
-					name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-					name = strings.TrimRight(name, "]),.")
-					if name == "h" || name == "help" {
-						continue
-					}
-					if !slices.Contains(known[sub], name) {
-						t.Errorf("%s:%d: streamprobe %s has no flag -%s (its flags: -%s)", f.path, s.line, sub, name, strings.Join(known[sub], ", -"))
+			case flagged[c.sub]:
+				for _, name := range flagNames(c.args) {
+					if !slices.Contains(known[c.sub], name) {
+						t.Errorf("%s:%d: streamprobe %s has no flag -%s (its flags: -%s)", c.path, c.line, c.sub, name, strings.Join(known[c.sub], ", -"))
 					}
 				}
 			}
@@ -415,57 +443,62 @@ var (
 	scheme     = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 )
 
+// relativeLinks returns the relative link targets of f outside code,
+// with their lines: [text](target), ![alt](target) and [ref]: target.
+func relativeLinks(f mdFile) []snippet {
+	var out []snippet
+	for i, l := range f.lines {
+		if f.code[i] {
+			continue
+		}
+		l = codeSpan.ReplaceAllString(l, "")
+		var targets []string
+		for _, m := range inlineLink.FindAllStringSubmatch(l, -1) {
+			targets = append(targets, m[1])
+		}
+		if m := refLink.FindStringSubmatch(l); m != nil {
+			targets = append(targets, m[1])
+		}
+		for _, target := range targets {
+			if !scheme.MatchString(target) {
+				out = append(out, snippet{i + 1, target})
+			}
+		}
+	}
+	return out
+}
+
 // TestDocsLinks: every relative link in README.md and docs/*.md points at a
-// file that exists, and an anchor at a heading of that file.
+// file that exists, and an anchor at a heading of that file (when it is
+// Markdown).
 func TestDocsLinks(t *testing.T) {
-	files := docFiles(t)
 	anchors := map[string]map[string]bool{}
-	for _, f := range files {
-		anchors[filepath.Clean(f.path)] = headingAnchors(f)
+	headings := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		b, err := os.ReadFile(filepath.Join(repoRoot, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		anchors[path] = headingAnchors(parseMarkdown(path, string(b)))
+		return anchors[path]
 	}
 	links := 0
-	for _, f := range files {
-		for i, l := range f.lines {
-			if f.code[i] {
-				continue
-			}
-			l = codeSpan.ReplaceAllString(l, "")
-			var targets []string
-			for _, m := range inlineLink.FindAllStringSubmatch(l, -1) {
-				targets = append(targets, m[1])
-			}
-			if m := refLink.FindStringSubmatch(l); m != nil {
-				targets = append(targets, m[1])
-			}
-			for _, target := range targets {
-				if scheme.MatchString(target) {
+	for _, f := range docFiles(t) {
+		for _, l := range relativeLinks(f) {
+			links++
+			file, anchor, _ := strings.Cut(l.text, "#")
+			dest := filepath.Clean(f.path)
+			if file != "" {
+				dest = filepath.Clean(filepath.Join(filepath.Dir(f.path), file))
+				if _, err := os.Stat(filepath.Join(repoRoot, dest)); err != nil {
+					t.Errorf("%s:%d: link %s: %s does not exist", f.path, l.line, l.text, dest)
 					continue
 				}
-				links++
-				file, anchor, _ := strings.Cut(target, "#")
-				dest := filepath.Clean(f.path)
-				if file != "" {
-					dest = filepath.Clean(filepath.Join(filepath.Dir(f.path), file))
-					if _, err := os.Stat(filepath.Join(repoRoot, dest)); err != nil {
-						t.Errorf("%s:%d: link %s: %s does not exist", f.path, i+1, target, dest)
-						continue
-					}
-				}
-				if anchor == "" {
-					continue
-				}
-				heads, ok := anchors[dest]
-				if !ok && strings.HasSuffix(dest, ".md") {
-					b, err := os.ReadFile(filepath.Join(repoRoot, dest))
-					if err != nil {
-						t.Fatal(err)
-					}
-					heads = headingAnchors(parseMarkdown(dest, string(b)))
-					anchors[dest] = heads
-				}
-				if heads != nil && !heads[anchor] {
-					t.Errorf("%s:%d: link %s: %s has no heading #%s", f.path, i+1, target, dest, anchor)
-				}
+			}
+			if anchor != "" && strings.HasSuffix(dest, ".md") && !headings(dest)[anchor] {
+				t.Errorf("%s:%d: link %s: %s has no heading #%s", f.path, l.line, l.text, dest, anchor)
 			}
 		}
 	}
