@@ -6,13 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/streamprobe/streamprobe/probe"
 )
 
 func chromium(t *testing.T) string {
@@ -159,26 +156,25 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 }
 
-// duplicateCard has a duplicate drill's run as the probe records it: the
-// server drops three times within 400 ms, and each reconnect is a band
-// with its label.
-func duplicateCard() *Card {
-	r := run("long", 0, probe.Success, []float64{100, 140, 180, 300, 420, 540, 580}, ptr(600), 0)
-	r.Record.Drill, r.Record.RequestID, r.Record.Resumed = "duplicate", "drill-dup", true
-	r.Record.Verdict = probe.VerdictPass
-	r.Bands = []Band{{DropMs: 185, FirstChunkMs: 300, HandshakeMs: 90, Chunk: 3}, {DropMs: 305, FirstChunkMs: 420, HandshakeMs: 95, Chunk: 4}, {DropMs: 425, FirstChunkMs: 540, HandshakeMs: 93, Chunk: 5}}
-	return Build("api-sse", nil, nil, []Run{r}, nil)
-}
-
-// Labels closer than their width go to separate lanes; labels far apart
-// share one; a label past the edge is moved back inside.
-func TestLayout(t *testing.T) {
-	got := layout([]label{{x: 10, text: "reconnect, handshake 90 ms"}, {x: 60, text: "reconnect, handshake 95 ms"}, {x: 400, text: "end"}, {x: 955, text: "TFC 9 ms"}}, 958)
-	lanes := []int{got[0].lane, got[1].lane, got[2].lane, got[3].lane}
-	if !slices.Equal(lanes, []int{0, 1, 0, 0}) {
-		t.Errorf("lanes %v", lanes)
+// The HTML of a folded row draws its ECDF in at most ecdfPoints steps,
+// without a mark per bucket: the page of 200,000 runs stays small.
+func TestFoldedRowsDrawBounded(t *testing.T) {
+	b, _, _ := feed(200_000)
+	c := BuildClasses("api", []Class{b.Class()}, nil, nil)
+	var page strings.Builder
+	if err := WritePage(&page, Page{Title: "report"}, []*Card{c}); err != nil {
+		t.Fatal(err)
 	}
-	if got[3].x+labelWidth(got[3].text) > 958 {
-		t.Errorf("label past the edge: %+v", got[3])
+	if n := strings.Count(page.String(), `class="bucket"`); n != 0 {
+		t.Errorf("%d bucket marks for the folded rows", n)
 	}
+	for _, path := range strings.Split(page.String(), `<path class="ecdf" d="`)[1:] {
+		if steps := strings.Count(path[:strings.Index(path, `"`)], " L"); steps > ecdfPoints+2 {
+			t.Errorf("an ECDF of %d steps, over %d", steps, ecdfPoints+2)
+		}
+	}
+	if page.Len() > 200<<10 {
+		t.Errorf("the page is %d KiB", page.Len()>>10)
+	}
+	t.Logf("page %d KiB", page.Len()>>10)
 }

@@ -1,0 +1,114 @@
+package scorecard
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+// One burst after a late first chunk (headers at 5 ms, TFC 900 ms): named
+// as buffering, with one burst, and triage step 2 blames no model.
+func TestBufferingNamed(t *testing.T) {
+	var runs []Run
+	for i := range 3 {
+		chunks := []float64{900, 900.2, 900.3, 900.5, 900.6}
+		runs = append(runs, withHeaders(run("short", i, probe.Success, chunks, ptr(901), 0), 5))
+	}
+	c := Build("api", []string{"short"}, map[string][]Run{"short": runs}, nil, map[string]Budget{"short": {TFC: 600}})
+	triage := strings.Join(c.Triage, "\n")
+	if !strings.Contains(triage, "suspected proxy buffering in 3 of 3 runs: one burst per run (p50): the chunks came together, gaps under 2 ms inside them") {
+		t.Errorf("triage %q", c.Triage)
+	}
+	if !strings.Contains(triage, "no token counts") {
+		t.Errorf("triage lacks the token check: %q", c.Triage)
+	}
+	if strings.Contains(triage, "slow model") {
+		t.Errorf("triage blames a slow model for near-zero gaps: %q", c.Triage)
+	}
+	if b := c.cell("buffering", "short"); !b.Over || b.Suspected != 3 {
+		t.Errorf("buffering cell %+v", b)
+	}
+}
+
+// Behind a proxy that holds each answer whole, headers included, both
+// classes come in one burst with a flat, high TFC: step 3 of the triage
+// names the buffering, not "queueing or buffering"; without the buffering
+// row red it keeps the open reading.
+func TestTriageNamesBufferingForAFlatTFC(t *testing.T) {
+	held := func(sample string, i int, at float64, n int) Run {
+		chunks := make([]float64, n)
+		for k := range chunks {
+			chunks[k] = at + float64(k)*0.01
+		}
+		return withHeaders(run(sample, i, probe.Success, chunks, ptr(at+1), 0), at)
+	}
+	even := func(sample string, i int, at float64, n int) Run {
+		chunks := make([]float64, n)
+		for k := range chunks {
+			chunks[k] = at + float64(k)*30
+		}
+		return withHeaders(run(sample, i, probe.Success, chunks, ptr(chunks[n-1]+1), 0), 2)
+	}
+	budgets := map[string]Budget{"short": {TFC: 600}, "long": {TFC: 600}}
+	step3 := func(mk func(string, int, float64, int) Run) (string, *Card) {
+		runs := map[string][]Run{}
+		for i := range 3 {
+			runs["short"] = append(runs["short"], mk("short", i, 1050, 10))
+			runs["long"] = append(runs["long"], mk("long", i, 1250, 40))
+		}
+		c := Build("api", []string{"short", "long"}, runs, nil, budgets)
+		for _, l := range c.Triage {
+			if strings.HasPrefix(l, "short, 3.") {
+				return l, c
+			}
+		}
+		return "", c
+	}
+	got, c := step3(held)
+	if !strings.Contains(got, "flat across prompt sizes; suspected proxy buffering (see the buffering row)") || strings.Contains(got, "queueing") {
+		t.Errorf("held answers, triage step 3 %q", got)
+	}
+	for _, s := range []string{"short", "long"} {
+		if b := c.cell("buffering", s); !b.Over || *b.BurstsP50 != 1 {
+			t.Errorf("%s buffering cell %+v", s, b)
+		}
+	}
+	if got, _ := step3(even); !strings.Contains(got, "flat across prompt sizes; if high, queueing or buffering") {
+		t.Errorf("evenly streamed answers, triage step 3 %q", got)
+	}
+}
+
+// A red TFC that is mostly DNS+TCP+TLS is named as such in triage step 3;
+// one that is mostly the server's own wait is not.
+func TestTriageNamesAConnectionDominatedTFC(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		connect   float64
+		dominated bool
+	}{
+		{"slow TLS handshake", 400, true},
+		{"slow model", 5, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs []Run
+			for i := range 5 {
+				r := run("short", i, probe.Success, []float64{600, 640, 680}, ptr(700), 0)
+				r.Record.ConnectMs, r.Record.TLSMs = ptr(tt.connect/4), ptr(tt.connect*3/4)
+				runs = append(runs, r)
+			}
+			c := Build("api", []string{"short"}, map[string][]Run{"short": runs}, nil, map[string]Budget{"short": {TFC: 500}})
+			step3 := ""
+			for _, l := range c.Triage {
+				if strings.HasPrefix(l, "short, 3.") {
+					step3 = l
+				}
+			}
+			want := fmt.Sprintf("connection setup (DNS+TCP+TLS) p50 %s of TFC p50 %s", msText(tt.connect), msText(600))
+			if !strings.Contains(step3, want) || strings.Contains(step3, "dominated by connecting") != tt.dominated {
+				t.Errorf("triage step 3 %q", step3)
+			}
+		})
+	}
+}
