@@ -141,7 +141,7 @@ func TestFleetPercentilesArePooledNotAveraged(t *testing.T) {
 	p95 := func(c *scorecard.Card) float64 {
 		for _, ce := range c.Cells {
 			if ce.Row == "tfc" {
-				return *ce.P95
+				return *ce.Timing.P95
 			}
 		}
 		t.Fatal("no tfc cell")

@@ -3,16 +3,16 @@ package scorecard
 import (
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/streamprobe/streamprobe/probe"
 )
 
 // Build reduces runs (by sample) and drill runs of one target. samples
-// gives the column order.
+// gives the column order. It keeps the runs for the HTML report's
+// timelines.
 func Build(target string, samples []string, runs map[string][]Run, drills []Run, budgets map[string]Budget) *Card {
-	sort.SliceStable(drills, func(i, j int) bool {
-		return slices.Index(probe.DrillNames, drills[i].Record.Drill) < slices.Index(probe.DrillNames, drills[j].Record.Drill)
+	slices.SortStableFunc(drills, func(a, b Run) int {
+		return slices.Index(probe.DrillNames, a.Record.Drill) - slices.Index(probe.DrillNames, b.Record.Drill)
 	})
 	var classes []Class
 	for _, s := range samples {
@@ -34,96 +34,124 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 func BuildClasses(target string, classes []Class, drills []Drill, budgets map[string]Budget) *Card {
 	c := &Card{Target: target, RequestIDs: map[string][]string{}, classes: map[string]*Class{}, Drills: drills}
 	for i := range classes {
-		cl := &classes[i]
-		s := cl.Sample
-		c.Samples = append(c.Samples, s)
-		c.classes[s] = cl
-		if cl.RequestIDs != nil {
-			c.RequestIDs[s] = cl.RequestIDs
-		}
-		if omitted := cl.RequestIDCount - len(cl.RequestIDs); cl.RequestIDs != nil && omitted > 0 {
-			if c.RequestIDsOmitted == nil {
-				c.RequestIDsOmitted = map[string]int{}
-			}
-			c.RequestIDsOmitted[s] = omitted
-		}
-		b := budgets[s]
-		good := cl.Good
-		cell := func(row string, d Dist, budget float64) {
-			p50, b50 := d.quantile(0.5)
-			p95, b95 := d.quantile(0.95)
-			ce := Cell{Row: row, Sample: s, N: d.N(), P50: p50, P95: p95, P50Bucket: b50, P95Bucket: b95, Budget: budgetPtr(budget)}
-			switch {
-			case good == 0:
-				ce.Why = NoSuccessfulRun // not red: the outcomes row is
-			case ce.Budget != nil && p95 == nil:
-				ce.Over, ce.Why = true, fmt.Sprintf("no value in %d successful run(s)", good)
-			case ce.Budget != nil && *p95 > *ce.Budget:
-				ce.Over, ce.Why = true, fmt.Sprintf("p95 %s over the %s budget", msText(*p95), msText(*ce.Budget))
-			}
-			c.Cells = append(c.Cells, ce)
-		}
-		cell("tfc", cl.TFC, b.TFC)
-		cell("gap", cl.Gap, b.Gap)
-		cell("tail", cl.Tail, b.Tail)
-		cell("close", cl.Close, 0)
-		shareBudget := DefaultStallShare
-		if b.StallShare != nil {
-			shareBudget = *b.StallShare
-		}
-		share := Cell{Row: "stall_share", Sample: s, N: good, ShareBudget: &shareBudget}
-		if good > 0 {
-			v := float64(cl.Stalled) / float64(good)
-			share.Share = &v
-			if v > shareBudget {
-				share.Over, share.Why = true, fmt.Sprintf("%d of %d runs stalled over 250 ms (%.0f%%), over the %s budget", cl.Stalled, good, v*100, pctText(shareBudget))
-			}
-		}
-		c.Cells = append(c.Cells, share)
-		buf := Cell{Row: "buffering", Sample: s, N: good}
-		if bf := cl.Buffering; bf != nil && good > 0 {
-			v := float64(bf.Suspected) / float64(good)
-			buf.Share, buf.Suspected, buf.FreezeMaxMs = &v, bf.Suspected, bf.FreezeMax
-			buf.BurstsP50, _ = bf.Bursts.quantile(0.5)
-			buf.FirstChunkAfterHeadersP50Ms, _ = bf.AfterHeaders.quantile(0.5)
-			if bf.Suspected > 0 && v >= BufferingShare {
-				buf.Over, buf.Why = true, fmt.Sprintf("suspected proxy buffering in %d of %d runs: %s", bf.Suspected, good, burstText(&buf))
-			}
-		} else if bf == nil {
-			buf.Unknown = true
-		}
-		c.Cells = append(c.Cells, buf)
-		oc := Cell{Row: "outcomes", Sample: s, N: cl.Runs, Outcomes: cl.Outcomes}
-		if cl.Failed > 0 {
-			oc.Over, oc.Why = true, fmt.Sprintf("%d of %d runs did not end as the %s sample should", cl.Failed, cl.Runs, s)
-			if cl.BadVerdict > 0 {
-				oc.Why += fmt.Sprintf(" (%d with a failing resume verdict)", cl.BadVerdict)
-			}
-			if oc.FailedRun = cl.FailedRun; oc.FailedRun != nil {
-				oc.Why += fmt.Sprintf("; %d like this one: %s", oc.FailedRun.Like, oc.FailedRun)
-			}
-		}
-		c.Cells = append(c.Cells, oc)
+		c.addClass(&classes[i])
+		c.Cells = append(c.Cells, cellsOf(&classes[i], budgets[classes[i].Sample])...)
 	}
 	c.Resolution = foldedNote(classes)
 	c.Triage = c.triage()
-	c.Pass = true
-	for _, ce := range c.Cells {
-		if ce.Over {
-			c.Pass = false
-		}
-	}
-	for _, d := range c.Drills {
-		if d.Failed {
-			c.Pass = false
-		}
-	}
+	c.Pass = !slices.ContainsFunc(c.Cells, func(ce Cell) bool { return ce.Over }) &&
+		!slices.ContainsFunc(c.Drills, func(d Drill) bool { return d.Failed })
 	return c
 }
 
-func budgetPtr(v float64) *float64 {
-	if v <= 0 {
-		return nil
+// addClass makes cl the card's next column, with its request ids.
+func (c *Card) addClass(cl *Class) {
+	s := cl.Sample
+	c.Samples = append(c.Samples, s)
+	c.classes[s] = cl
+	if cl.RequestIDs == nil {
+		return
 	}
-	return &v
+	c.RequestIDs[s] = cl.RequestIDs
+	if omitted := cl.RequestIDCount - len(cl.RequestIDs); omitted > 0 {
+		if c.RequestIDsOmitted == nil {
+			c.RequestIDsOmitted = map[string]int{}
+		}
+		c.RequestIDsOmitted[s] = omitted
+	}
+}
+
+// cellsOf judges one class against its budget: its cells in Rows order.
+func cellsOf(cl *Class, b Budget) []Cell {
+	return []Cell{
+		timingCell("tfc", cl, cl.TFC, b.TFC),
+		timingCell("gap", cl, cl.Gap, b.Gap),
+		timingCell("tail", cl, cl.Tail, b.Tail),
+		timingCell("close", cl, cl.Close, 0),
+		stallCell(cl, b.StallShare),
+		bufferingCell(cl),
+		outcomesCell(cl),
+	}
+}
+
+// timingCell is the p50 and p95 of d against a p95 budget (0: none). A
+// class without a measured run has nothing to judge: the outcomes row is
+// red instead.
+func timingCell(row string, cl *Class, d Dist, budget float64) Cell {
+	t := &TimingCell{}
+	t.P50, t.P50Bucket = d.quantile(0.5)
+	t.P95, t.P95Bucket = d.quantile(0.95)
+	if budget > 0 {
+		t.Budget = &budget
+	}
+	ce := Cell{Row: row, Sample: cl.Sample, N: d.N(), Timing: t}
+	switch {
+	case cl.Good == 0:
+		ce.Why = NoSuccessfulRun
+	case t.Budget != nil && t.P95 == nil:
+		ce.Over, ce.Why = true, fmt.Sprintf("no value in %d successful run(s)", cl.Good)
+	case t.Budget != nil && *t.P95 > budget:
+		ce.Over, ce.Why = true, fmt.Sprintf("p95 %s over the %s budget", msText(*t.P95), msText(budget))
+	}
+	return ce
+}
+
+// stallCell is the share of the measured runs that stalled over 250 ms
+// against the class's stall-share budget (nil: DefaultStallShare).
+func stallCell(cl *Class, budget *float64) Cell {
+	st := &StallCell{Budget: DefaultStallShare}
+	if budget != nil {
+		st.Budget = *budget
+	}
+	ce := Cell{Row: "stall_share", Sample: cl.Sample, N: cl.Good, Stall: st}
+	if cl.Good == 0 {
+		return ce
+	}
+	v := float64(cl.Stalled) / float64(cl.Good)
+	st.Share = &v
+	if v > st.Budget {
+		ce.Over, ce.Why = true, fmt.Sprintf("%d of %d runs stalled over 250 ms (%.0f%%), over the %s budget", cl.Stalled, cl.Good, v*100, pctText(st.Budget))
+	}
+	return ce
+}
+
+// bufferingCell is the measured runs that look proxy-buffered: red when
+// BufferingShare of them or more do.
+func bufferingCell(cl *Class) Cell {
+	bc := &BufferingCell{}
+	ce := Cell{Row: "buffering", Sample: cl.Sample, N: cl.Good, Buffering: bc}
+	bf := cl.Buffering
+	switch {
+	case bf == nil:
+		bc.Unknown = true
+		return ce
+	case cl.Good == 0:
+		return ce
+	}
+	v := float64(bf.Suspected) / float64(cl.Good)
+	bc.Share, bc.Suspected, bc.FreezeMaxMs = &v, bf.Suspected, bf.FreezeMax
+	bc.BurstsP50, _ = bf.Bursts.quantile(0.5)
+	bc.FirstChunkAfterHeadersP50Ms, _ = bf.AfterHeaders.quantile(0.5)
+	if bf.Suspected > 0 && v >= BufferingShare {
+		ce.Over, ce.Why = true, fmt.Sprintf("suspected proxy buffering in %d of %d runs: %s", bf.Suspected, cl.Good, burstText(bc))
+	}
+	return ce
+}
+
+// outcomesCell counts the runs by outcome: red when any did not end as its
+// sample intends, saying how most of them failed.
+func outcomesCell(cl *Class) Cell {
+	oc := &OutcomesCell{Counts: cl.Outcomes}
+	ce := Cell{Row: "outcomes", Sample: cl.Sample, N: cl.Runs, Outcomes: oc}
+	if cl.Failed == 0 {
+		return ce
+	}
+	ce.Over, ce.Why = true, fmt.Sprintf("%d of %d runs did not end as the %s sample should", cl.Failed, cl.Runs, cl.Sample)
+	if cl.BadVerdict > 0 {
+		ce.Why += fmt.Sprintf(" (%d with a failing resume verdict)", cl.BadVerdict)
+	}
+	if oc.FailedRun = cl.FailedRun; oc.FailedRun != nil {
+		ce.Why += fmt.Sprintf("; %d like this one: %s", oc.FailedRun.Like, oc.FailedRun)
+	}
+	return ce
 }

@@ -24,16 +24,16 @@ func TestCellsAndVerdict(t *testing.T) {
 	g := c.cell("gap", "short")
 	// 45 gaps pooled from 5 runs, each with one 259 ms stall: p95 is the
 	// stall, p50 a normal gap.
-	if g.N != 45 || *g.P50 != 46 || *g.P95 != 259 {
+	if g.N != 45 || *g.Timing.P50 != 46 || *g.Timing.P95 != 259 {
 		t.Errorf("short gap cell %+v", g)
 	}
-	if tfc := c.cell("tfc", "short"); *tfc.P50 != 432 || *tfc.P95 != 452 {
+	if tfc := c.cell("tfc", "short").Timing; *tfc.P50 != 432 || *tfc.P95 != 452 {
 		t.Errorf("short TFC p50/p95 %v/%v, want 432/452 (raw per-run TFCs 412..452)", *tfc.P50, *tfc.P95)
 	}
 	if tfc := c.cell("tfc", "cancel"); tfc.N != 4 {
 		t.Errorf("the failed cancel run entered the TFC cell: n = %d", tfc.N)
 	}
-	if s := c.cell("stall_share", "short"); *s.Share != 1 {
+	if s := c.cell("stall_share", "short").Stall; *s.Share != 1 {
 		t.Errorf("stall share %v", *s.Share)
 	}
 }
@@ -89,15 +89,15 @@ func TestFreezesInEveryRunAreRed(t *testing.T) {
 	if c.Pass {
 		t.Fatal("passed")
 	}
-	if g := c.cell("gap", "long"); g.Over || *g.P95 > 1 {
+	if g := c.cell("gap", "long"); g.Over || *g.Timing.P95 > 1 {
 		t.Errorf("gap cell %+v: the freezes should hide in the p95", g)
 	}
 	st := c.cell("stall_share", "long")
-	if !st.Over || *st.Share != 1 || !strings.Contains(st.Why, "5 of 5 runs stalled") {
+	if !st.Over || *st.Stall.Share != 1 || !strings.Contains(st.Why, "5 of 5 runs stalled") {
 		t.Errorf("stall share cell %+v", st)
 	}
 	b := c.cell("buffering", "long")
-	if !b.Over || b.Suspected != 5 || *b.BurstsP50 != 4 || *b.FreezeMaxMs < 1398 {
+	if bc := b.Buffering; !b.Over || bc.Suspected != 5 || *bc.BurstsP50 != 4 || *bc.FreezeMaxMs < 1398 {
 		t.Errorf("buffering cell %+v", b)
 	}
 	text := c.Text(false, 5)

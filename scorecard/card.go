@@ -7,6 +7,7 @@
 package scorecard
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/streamprobe/streamprobe/probe"
@@ -76,43 +77,119 @@ func FromResult(res probe.Result) Run {
 // Rows of the card, in order.
 var Rows = []string{"tfc", "gap", "tail", "close", "stall_share", "buffering", "outcomes"}
 
-// Cell is one row of one class.
+// Cell is one row of one class: what every row has, and the figures of
+// its kind in exactly one of Timing (the rows tfc, gap, tail and close),
+// Stall (stall_share), Buffering (buffering) and Outcomes (outcomes).
 type Cell struct {
-	Row    string   `json:"row"`
-	Sample string   `json:"sample"`
-	N      int      `json:"n"`
-	P50    *float64 `json:"p50_ms,omitempty"`
-	P95    *float64 `json:"p95_ms,omitempty"`
+	Row, Sample string
+	// N counts what the row is taken over: a timing row's values, the
+	// measured runs of the stall_share and buffering rows, every run of
+	// the outcomes row.
+	N int
+	// Over marks a red cell and Why says why; a timing cell of a class
+	// with no measured run says NoSuccessfulRun, and is not red.
+	Over bool
+	Why  string
+
+	Timing    *TimingCell
+	Stall     *StallCell
+	Buffering *BufferingCell
+	Outcomes  *OutcomesCell
+}
+
+// TimingCell is a timing row: the p50 and p95 of its values against the
+// p95 budget.
+type TimingCell struct {
+	// P50 and P95 are nil when there is no value.
+	P50 *float64 `json:"p50_ms,omitempty"`
+	P95 *float64 `json:"p95_ms,omitempty"`
+	// Budget is the p95 budget, nil when the class has none.
 	Budget *float64 `json:"budget_p95_ms,omitempty"`
 	// P50Bucket and P95Bucket are the histogram buckets [lo, hi] ms the
 	// percentiles lie in, when they come from buckets: the value is
 	// known to within its bucket.
 	P50Bucket *[2]float64 `json:"p50_bucket_ms,omitempty"`
 	P95Bucket *[2]float64 `json:"p95_bucket_ms,omitempty"`
-	// Share is the stall share (runs with any gap over 250 ms) in the
-	// stall_share row, the share of runs that look proxy-buffered in the
-	// buffering row; ShareBudget is the stall-share budget.
+}
+
+// StallCell is the stall_share row: the share of the measured runs with a
+// gap over 250 ms, against the stall-share budget.
+type StallCell struct {
+	// Share is nil when no run was measured.
+	Share  *float64 `json:"share,omitempty"`
+	Budget float64  `json:"share_budget"`
+}
+
+// BufferingCell is the buffering row: the measured runs that look
+// proxy-buffered.
+type BufferingCell struct {
+	// Share is the share of the runs that look so (nil when no run was
+	// measured), Suspected counts them, BurstsP50 is their median burst
+	// count and FreezeMaxMs their longest freeze.
 	Share       *float64 `json:"share,omitempty"`
-	ShareBudget *float64 `json:"share_budget,omitempty"`
-	// Suspected counts the runs that look proxy-buffered, BurstsP50 is
-	// their median burst count and FreezeMaxMs their longest freeze
-	// (buffering row).
 	Suspected   int      `json:"suspected,omitempty"`
 	BurstsP50   *float64 `json:"bursts_p50,omitempty"`
 	FreezeMaxMs *float64 `json:"freeze_max_ms,omitempty"`
 	// FirstChunkAfterHeadersP50Ms is the median wait from the headers to
-	// the first chunk of the suspected runs (buffering row).
+	// the first chunk of the suspected runs.
 	FirstChunkAfterHeadersP50Ms *float64 `json:"first_chunk_after_headers_p50_ms,omitempty"`
-	// Outcomes counts the runs by outcome (outcomes row).
-	Outcomes map[string]int `json:"outcomes,omitempty"`
-	// Unknown marks a row the source cannot tell (buffering from
-	// metrics).
+	// Unknown marks a source that cannot tell (the metrics carry no
+	// bursts).
 	Unknown bool `json:"unknown,omitempty"`
-	// FailedRun is the representative failing run (outcomes row): why
-	// runs failed, as the most common way they did.
+}
+
+// OutcomesCell is the outcomes row: the runs by outcome, and why runs
+// failed.
+type OutcomesCell struct {
+	Counts map[string]int `json:"outcomes,omitempty"`
+	// FailedRun is the representative failing run: the most common way
+	// the runs failed.
 	FailedRun *FailedRun `json:"failed_run,omitempty"`
-	Over      bool       `json:"over"`
-	Why       string     `json:"why,omitempty"`
+}
+
+// MarshalJSON writes the cell as one flat object: row, sample and n, the
+// fields of its kind, then over and why.
+func (ce Cell) MarshalJSON() ([]byte, error) {
+	type head struct {
+		Row    string `json:"row"`
+		Sample string `json:"sample"`
+		N      int    `json:"n"`
+	}
+	type tail struct {
+		Over bool   `json:"over"`
+		Why  string `json:"why,omitempty"`
+	}
+	h, t := head{ce.Row, ce.Sample, ce.N}, tail{ce.Over, ce.Why}
+	switch {
+	case ce.Timing != nil:
+		return json.Marshal(struct {
+			head
+			*TimingCell
+			tail
+		}{h, ce.Timing, t})
+	case ce.Stall != nil:
+		return json.Marshal(struct {
+			head
+			*StallCell
+			tail
+		}{h, ce.Stall, t})
+	case ce.Buffering != nil:
+		return json.Marshal(struct {
+			head
+			*BufferingCell
+			tail
+		}{h, ce.Buffering, t})
+	case ce.Outcomes != nil:
+		return json.Marshal(struct {
+			head
+			*OutcomesCell
+			tail
+		}{h, ce.Outcomes, t})
+	}
+	return json.Marshal(struct {
+		head
+		tail
+	}{h, t})
 }
 
 // FailedRun is the representative of a class's failing runs: the first

@@ -164,7 +164,7 @@ func scoreTable(b *strings.Builder, c *Card) {
 		fmt.Fprintf(b, "<tr><th>%s</th>", html.EscapeString(rowNames[row]))
 		for _, s := range c.Samples {
 			ce := c.cell(row, s)
-			text, mark := cellText(ce)
+			text, mark := ce.text()
 			class := ""
 			switch mark {
 			case "ok":

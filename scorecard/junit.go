@@ -54,7 +54,7 @@ func WriteJUnitNamed(w io.Writer, name string, cards []*Card) error {
 		}
 		s := junitSuite{Name: name + " " + scope}
 		for _, ce := range c.Cells {
-			text, _ := cellText(&ce)
+			text, _ := ce.text()
 			tc := junitCase{Name: ce.Sample + " " + rowNames[ce.Row], Classname: class + "." + ce.Sample, SystemOut: text}
 			if ce.Over {
 				tc.Failure = &junitFailure{Message: ce.Why, Type: "over_budget", Text: ce.Sample + " " + rowNames[ce.Row] + ": " + ce.Why}

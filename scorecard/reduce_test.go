@@ -98,7 +98,7 @@ func TestClassBuilderMemoryIsBounded(t *testing.T) {
 			q      float64
 			got    *float64
 			bucket *[2]float64
-		}{{50, ce.P50, ce.P50Bucket}, {95, ce.P95, ce.P95Bucket}} {
+		}{{50, ce.Timing.P50, ce.Timing.P50Bucket}, {95, ce.Timing.P95, ce.Timing.P95Bucket}} {
 			want, _ := probe.Percentile(tt.vals, p.q)
 			if p.got == nil || p.bucket == nil {
 				t.Fatalf("%s p%.0f: no value or no bucket", tt.row, p.q)
@@ -133,10 +133,10 @@ func TestClassBuilderExactUnderTheCap(t *testing.T) {
 	c := BuildClasses("api", []Class{cl}, nil, nil)
 	slices.Sort(tfc)
 	want, _ := probe.Percentile(tfc, 95)
-	if ce := c.cell("tfc", "short"); *ce.P95 != want || ce.P95Bucket != nil {
+	if ce := c.cell("tfc", "short").Timing; *ce.P95 != want || ce.P95Bucket != nil {
 		t.Errorf("p95 %v (bucket %v), want exactly %v", *ce.P95, ce.P95Bucket, want)
 	}
-	if c.cell("gap", "short").P95Bucket == nil || !strings.HasPrefix(c.Resolution, "short gap:") {
+	if c.cell("gap", "short").Timing.P95Bucket == nil || !strings.HasPrefix(c.Resolution, "short gap:") {
 		t.Errorf("80,000 gaps and 44,000 other values: gap alone folds; resolution %q", c.Resolution)
 	}
 }

@@ -47,6 +47,7 @@ const ecdfPoints = 400
 // buckets), a dot per value below it, the p50 and p95 marks and the budget
 // line, on an axis in ms.
 func strip(b *strings.Builder, ce *Cell, d Dist) {
+	t := ce.Timing
 	const width, left, right, top, plotH = 260.0, 8.0, 12.0, 6.0, 40.0
 	hi := 1.0
 	for _, v := range d.Values {
@@ -59,8 +60,8 @@ func strip(b *strings.Builder, ce *Cell, d Dist) {
 			hi = max(hi, bk.Lo)
 		}
 	}
-	if ce.Budget != nil {
-		hi = max(hi, *ce.Budget)
+	if t.Budget != nil {
+		hi = max(hi, *t.Budget)
 	}
 	span, step := axisSpan(hi*1.05, width-left-right)
 	x := func(ms float64) float64 { return left + min(ms, span)/span*(width-left-right) }
@@ -75,8 +76,8 @@ func strip(b *strings.Builder, ce *Cell, d Dist) {
 		height += 12
 	}
 	budget := ""
-	if ce.Budget != nil {
-		budget = fmt.Sprintf(` data-budget="%g"`, *ce.Budget)
+	if t.Budget != nil {
+		budget = fmt.Sprintf(` data-budget="%g"`, *t.Budget)
 	}
 	fmt.Fprintf(b, `<svg class="strip" width="%.0f" height="%.0f" data-row="%s" data-sample="%s" data-n="%d" data-dots="%d"%s role="img" aria-label="%s %s: distribution of per-run values">`,
 		width, height, ce.Row, html.EscapeString(ce.Sample), d.N(), dots, budget, html.EscapeString(ce.Sample), rowNames[ce.Row])
@@ -132,11 +133,11 @@ func strip(b *strings.Builder, ce *Cell, d Dist) {
 			labels = append(labels, label{x: x(*v) + 2, text: name})
 		}
 	}
-	mark(ce.P50, "p50")
-	mark(ce.P95, "p95")
-	if ce.Budget != nil {
-		fmt.Fprintf(b, `<line class="budget" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>p95 budget %s</title></line>`, x(*ce.Budget), x(*ce.Budget), top-4, base, msText(*ce.Budget))
-		labels = append(labels, label{x: x(*ce.Budget) + 2, text: "budget"})
+	mark(t.P50, "p50")
+	mark(t.P95, "p95")
+	if t.Budget != nil {
+		fmt.Fprintf(b, `<line class="budget" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>p95 budget %s</title></line>`, x(*t.Budget), x(*t.Budget), top-4, base, msText(*t.Budget))
+		labels = append(labels, label{x: x(*t.Budget) + 2, text: "budget"})
 	}
 	// The marks' names, in lanes at the top of the plot.
 	for _, l := range layout(labels, width-2) {

@@ -61,7 +61,7 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 		var line strings.Builder
 		fmt.Fprintf(&line, "  %-*s", w0, rowNames[row])
 		for _, s := range c.Samples {
-			text, mark := cellText(c.cell(row, s))
+			text, mark := c.cell(row, s).text()
 			line.WriteString(text)
 			pad := w - len(text)
 			if mark != "" {

@@ -13,12 +13,12 @@ func (c *Card) triage() []string {
 	for _, s := range c.Samples {
 		red := false
 		for _, row := range triageRows {
-			if ce := c.cell(row, s); ce != nil && ce.Over {
+			if c.cell(row, s).Over {
 				red = true
 			}
 		}
-		if b := c.cell("buffering", s); b != nil && b.Suspected > 0 {
-			out = append(out, fmt.Sprintf("%s: suspected proxy buffering in %d of %d runs: %s (check proxy_buffering / X-Accel-Buffering)", s, b.Suspected, b.N, burstText(b)))
+		if b := c.cell("buffering", s); b.Buffering.Suspected > 0 {
+			out = append(out, fmt.Sprintf("%s: suspected proxy buffering in %d of %d runs: %s (check proxy_buffering / X-Accel-Buffering)", s, b.Buffering.Suspected, b.N, burstText(b.Buffering)))
 		}
 		if !red {
 			continue
@@ -45,22 +45,23 @@ func (c *Card) tokens(s string) string {
 }
 
 func (c *Card) spread(s string) string {
-	g := c.cell("gap", s)
-	if g == nil || g.P50 == nil {
+	gc := c.cell("gap", s)
+	g := gc.Timing
+	if g.P50 == nil {
 		return "no gaps measured"
 	}
 	pair := fmt.Sprintf("p95 %s vs p50 %s", msText(*g.P95), msText(*g.P50))
-	if b := c.cell("buffering", s); b != nil && b.Over {
+	if c.cell("buffering", s).Over {
 		return pair + ": the gaps collapsed into bursts, and the freezes between them are a few gaps the percentiles hide; not the model: see the buffering row"
 	}
 	ratio := *g.P95 / max(*g.P50, 0.001)
 	if ratio >= 3 {
 		return fmt.Sprintf("%s (x%.1f): a wide spread is stalls", pair, ratio)
 	}
-	if st := c.cell("stall_share", s); st != nil && st.Over {
-		return fmt.Sprintf("%s (x%.1f): narrow, yet %s of runs stalled over 250 ms: a few long freezes per run that the percentiles smooth over, not a slow model", pair, ratio, pctText(*st.Share))
+	if st := c.cell("stall_share", s); st.Over {
+		return fmt.Sprintf("%s (x%.1f): narrow, yet %s of runs stalled over 250 ms: a few long freezes per run that the percentiles smooth over, not a slow model", pair, ratio, pctText(*st.Stall.Share))
 	}
-	if g.Over {
+	if gc.Over {
 		return fmt.Sprintf("%s (x%.1f): narrow but high is a slow model or heavy batching", pair, ratio)
 	}
 	if g.Budget == nil {
@@ -71,16 +72,16 @@ func (c *Card) spread(s string) string {
 
 func (c *Card) prompt() string {
 	short, long := c.cell("tfc", "short"), c.cell("tfc", "long")
-	if short == nil || long == nil || short.P50 == nil || long.P50 == nil {
+	if short == nil || long == nil || short.Timing.P50 == nil || long.Timing.P50 == nil {
 		return "needs both the short and the long class measured"
 	}
-	ratio := *long.P50 / max(*short.P50, 0.001)
+	ratio := *long.Timing.P50 / max(*short.Timing.P50, 0.001)
 	if ratio >= 1.5 {
-		return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): TFC tracks prompt length, a prefill problem", msText(*long.P50), msText(*short.P50), ratio)
+		return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): TFC tracks prompt length, a prefill problem", msText(*long.Timing.P50), msText(*short.Timing.P50), ratio)
 	}
-	flat := fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): flat across prompt sizes", msText(*long.P50), msText(*short.P50), ratio)
+	flat := fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): flat across prompt sizes", msText(*long.Timing.P50), msText(*short.Timing.P50), ratio)
 	for _, s := range []string{"short", "long"} {
-		if b := c.cell("buffering", s); b != nil && b.Over {
+		if c.cell("buffering", s).Over {
 			return flat + "; suspected proxy buffering (see the buffering row): the TFC is when the proxy let the answer go, not when the model started"
 		}
 	}

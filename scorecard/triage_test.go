@@ -27,7 +27,7 @@ func TestBufferingNamed(t *testing.T) {
 	if strings.Contains(triage, "slow model") {
 		t.Errorf("triage blames a slow model for near-zero gaps: %q", c.Triage)
 	}
-	if b := c.cell("buffering", "short"); !b.Over || b.Suspected != 3 {
+	if b := c.cell("buffering", "short"); !b.Over || b.Buffering.Suspected != 3 {
 		t.Errorf("buffering cell %+v", b)
 	}
 }
@@ -71,7 +71,7 @@ func TestTriageNamesBufferingForAFlatTFC(t *testing.T) {
 		t.Errorf("held answers, triage step 3 %q", got)
 	}
 	for _, s := range []string{"short", "long"} {
-		if b := c.cell("buffering", s); !b.Over || *b.BurstsP50 != 1 {
+		if b := c.cell("buffering", s); !b.Over || *b.Buffering.BurstsP50 != 1 {
 			t.Errorf("%s buffering cell %+v", s, b)
 		}
 	}
