@@ -9,8 +9,10 @@ import (
 
 // Build reduces runs (by sample) and drill runs of one target. samples
 // gives the column order. It keeps the runs for the HTML report's
-// timelines.
+// timelines. It orders the drills on a copy: the caller's slices stay as
+// they are.
 func Build(target string, samples []string, runs map[string][]Run, drills []Run, budgets map[string]Budget) *Card {
+	drills = slices.Clone(drills)
 	slices.SortStableFunc(drills, func(a, b Run) int {
 		return slices.Index(probe.DrillNames, a.Record.Drill) - slices.Index(probe.DrillNames, b.Record.Drill)
 	})
@@ -30,9 +32,11 @@ func Build(target string, samples []string, runs map[string][]Run, drills []Run,
 // BuildClasses makes the card of one target from its classes (in column
 // order) and drill lines: the cells against the budgets, the triage and
 // the verdict. check and report share it, so a window of data gets the
-// same card as a check would.
+// same card as a check would. The card keeps copies of classes and
+// drills, never the caller's slices.
 func BuildClasses(target string, classes []Class, drills []Drill, budgets map[string]Budget) *Card {
-	c := &Card{Target: target, RequestIDs: map[string][]string{}, classes: map[string]*Class{}, Drills: drills}
+	c := &Card{Target: target, RequestIDs: map[string][]string{}, classes: map[string]*Class{}, Drills: slices.Clone(drills)}
+	classes = slices.Clone(classes)
 	for i := range classes {
 		c.addClass(&classes[i])
 		c.Cells = append(c.Cells, cellsOf(&classes[i], budgets[classes[i].Sample])...)

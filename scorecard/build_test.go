@@ -1,6 +1,7 @@
 package scorecard
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,5 +109,37 @@ func TestFreezesInEveryRunAreRed(t *testing.T) {
 	}
 	if strings.Contains(text, "slow model") || !strings.Contains(text, "not the model") {
 		t.Errorf("triage step 2 must not blame a slow model for 0 ms gaps:\n%s", text)
+	}
+}
+
+// Build orders the drills by probe.DrillNames on a copy: the caller's
+// slice keeps its order. BuildClasses keeps copies of the classes and
+// drill lines it was given: changing them afterwards changes no card.
+func TestBuildLeavesTheCallersSlicesAlone(t *testing.T) {
+	drill := func(name string) Run {
+		r := run("long", 0, probe.Success, []float64{100, 140}, ptr(150), 0)
+		r.Record.Drill, r.Record.RequestID, r.Record.Verdict = name, name, probe.VerdictPass
+		return r
+	}
+	drills := []Run{drill(probe.DrillStale), drill(probe.DrillDuplicate), drill(probe.DrillDrop)}
+	c := Build("api", nil, nil, drills, nil)
+	var order, card []string
+	for i := range drills {
+		order = append(order, drills[i].Record.Drill)
+		card = append(card, c.Drills[i].Drill)
+	}
+	if want := []string{probe.DrillStale, probe.DrillDuplicate, probe.DrillDrop}; !slices.Equal(order, want) {
+		t.Errorf("the caller's drills were reordered to %v", order)
+	}
+	if want := []string{probe.DrillDrop, probe.DrillDuplicate, probe.DrillStale}; !slices.Equal(card, want) {
+		t.Errorf("card drills %v, want %v", card, want)
+	}
+
+	classes := []Class{ClassOf("short", []Run{run("short", 0, probe.Success, []float64{100, 140}, ptr(150), 0)})}
+	lines := []Drill{{Drill: "drop", Verdict: "pass"}}
+	c = BuildClasses("api", classes, lines, nil)
+	classes[0].Runs, classes[0].Sample, lines[0].Failed = 99, "changed", true
+	if c.runsText(0) != "runs: short 1" || c.Drills[0].Failed {
+		t.Errorf("the card follows the caller's slices: %q, drill failed %v", c.runsText(0), c.Drills[0].Failed)
 	}
 }
