@@ -338,7 +338,7 @@ func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, f
 		var cl []scorecard.Class
 		for _, s := range sampleOrder(present) {
 			c := classes[classKey{ck.region, ck.target, s}]
-			x := scorecard.Class{Sample: s, TFC: c.dist(0), Gap: c.dist(1), Tail: c.dist(2), Close: c.dist(3),
+			x := scorecard.Class{Sample: s, PromptSize: scorecard.PromptSize(s), TFC: c.dist(0), Gap: c.dist(1), Tail: c.dist(2), Close: c.dist(3),
 				Outcomes: c.outcomes, Stalled: c.stalled, Resumed: c.resumed}
 			x.Good = x.TFC.N()
 			intended := string(probe.Success)

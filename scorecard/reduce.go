@@ -30,6 +30,10 @@ const maxKinds = 16
 // counters (VictoriaMetrics).
 type Class struct {
 	Sample string
+	// PromptSize is the size in bytes of the sample's prompt
+	// (probe.Sample.Prompt), 0 for a sample this binary does not know:
+	// triage compares the classes' TFC by it.
+	PromptSize int
 	// TFC, Gap, Tail and Close hold the values of the runs that ended as
 	// the sample intends and were not resumed (every gap of them, pooled).
 	TFC, Gap, Tail, Close Dist
@@ -67,6 +71,10 @@ type BufferingRuns struct {
 	FreezeMax            *float64
 }
 
+// PromptSize is the size in bytes of the prompt of the sample called
+// name, 0 for a sample this binary does not know.
+func PromptSize(name string) int { return len(probe.Samples[name].Prompt) }
+
 // ClassOf reduces the runs of one sample to a Class (a ClassBuilder fed
 // every run).
 func ClassOf(sample string, runs []Run) Class {
@@ -95,7 +103,7 @@ type ClassBuilder struct {
 
 // NewClassBuilder starts the class of sample.
 func NewClassBuilder(sample string) *ClassBuilder {
-	return &ClassBuilder{cl: Class{Sample: sample, Outcomes: map[string]int{}, Buffering: &BufferingRuns{}}, ways: map[way]*FailedRun{}}
+	return &ClassBuilder{cl: Class{Sample: sample, PromptSize: PromptSize(sample), Outcomes: map[string]int{}, Buffering: &BufferingRuns{}}, ways: map[way]*FailedRun{}}
 }
 
 func (b *ClassBuilder) rows() []*distBuilder {

@@ -1,6 +1,10 @@
 package scorecard
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamprobe/streamprobe/probe"
+)
 
 // triageRows are the rows the article's triage explains: a red outcomes
 // row is explained by its failing run instead.
@@ -70,22 +74,56 @@ func (c *Card) spread(s string) string {
 	return fmt.Sprintf("%s (x%.1f): narrow and within budget: the gaps are not what is red", pair, ratio)
 }
 
+// prompt compares the TFC p50 of the class of the largest prompt with
+// that of the smallest: a TFC that grows with the prompt is prefill.
 func (c *Card) prompt() string {
-	short, long := c.cell("tfc", "short"), c.cell("tfc", "long")
-	if short == nil || long == nil || short.Timing.P50 == nil || long.Timing.P50 == nil {
-		return "needs both the short and the long class measured"
+	small, large := c.promptPair()
+	lo, hi := c.cell("tfc", small), c.cell("tfc", large)
+	if lo == nil || hi == nil || lo.Timing.P50 == nil || hi.Timing.P50 == nil {
+		return fmt.Sprintf("needs both the %s and the %s class measured", small, large)
 	}
-	ratio := *long.Timing.P50 / max(*short.Timing.P50, 0.001)
-	if ratio >= 1.5 {
-		return fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): TFC tracks prompt length, a prefill problem", msText(*long.Timing.P50), msText(*short.Timing.P50), ratio)
+	ratio := *hi.Timing.P50 / max(*lo.Timing.P50, 0.001)
+	pair := fmt.Sprintf("%s p50 %s vs %s p50 %s (x%.1f)", large, msText(*hi.Timing.P50), small, msText(*lo.Timing.P50), ratio)
+	switch {
+	case ratio >= 1.5:
+		return pair + ": TFC tracks prompt length, a prefill problem"
+	case c.cell("buffering", small).Over || c.cell("buffering", large).Over:
+		return pair + ": flat across prompt sizes; suspected proxy buffering (see the buffering row): the TFC is when the proxy let the answer go, not when the model started"
 	}
-	flat := fmt.Sprintf("long p50 %s vs short p50 %s (x%.1f): flat across prompt sizes", msText(*long.Timing.P50), msText(*short.Timing.P50), ratio)
-	for _, s := range []string{"short", "long"} {
-		if c.cell("buffering", s).Over {
-			return flat + "; suspected proxy buffering (see the buffering row): the TFC is when the proxy let the answer go, not when the model started"
+	return pair + ": flat across prompt sizes; if high, queueing or buffering"
+}
+
+// promptPair names the classes prompt compares: of the card's classes,
+// the first of the smallest prompt and the first of the largest. When
+// the card's classes have fewer than two prompt sizes, it names the
+// samples this binary knows (probe.SampleNames) that would have them.
+func (c *Card) promptPair() (small, large string) {
+	var classes []string
+	for _, s := range c.Samples {
+		if c.classes[s].PromptSize > 0 {
+			classes = append(classes, s)
 		}
 	}
-	return flat + "; if high, queueing or buffering"
+	size := func(s string) int { return c.classes[s].PromptSize }
+	if small, large, ok := extremes(classes, size); ok {
+		return small, large
+	}
+	small, large, _ = extremes(probe.SampleNames, PromptSize)
+	return small, large
+}
+
+// extremes is the first name of the smallest size and the first of the
+// largest; ok when the sizes differ.
+func extremes(names []string, size func(string) int) (small, large string, ok bool) {
+	for _, n := range names {
+		if small == "" || size(n) < size(small) {
+			small = n
+		}
+		if large == "" || size(n) > size(large) {
+			large = n
+		}
+	}
+	return small, large, small != "" && size(small) != size(large)
 }
 
 // setup says how much of the TFC the connection's setup took, and names a

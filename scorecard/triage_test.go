@@ -112,3 +112,59 @@ func TestTriageNamesAConnectionDominatedTFC(t *testing.T) {
 		})
 	}
 }
+
+// Step 3 of the triage compares the TFC of the classes by the size of
+// their samples' prompts, whatever the samples are called and wherever
+// their columns stand: the largest prompt's p50 against the smallest's.
+func TestTriageComparesPromptSizesNotNames(t *testing.T) {
+	class := func(name string, prompt int, tfc float64) Class {
+		var runs []Run
+		for i := range 3 {
+			runs = append(runs, run(name, i, probe.Success, []float64{tfc, tfc + 40, tfc + 80}, ptr(tfc+90), 0))
+		}
+		cl := ClassOf(name, runs)
+		cl.PromptSize = prompt
+		return cl
+	}
+	step3 := func(classes ...Class) string {
+		t.Helper()
+		budgets := map[string]Budget{}
+		for _, cl := range classes {
+			budgets[cl.Sample] = Budget{TFC: 100}
+		}
+		c := BuildClasses("api", classes, nil, budgets)
+		for _, l := range c.Triage {
+			if strings.HasPrefix(l, classes[0].Sample+", 3.") {
+				return l
+			}
+		}
+		t.Fatalf("no step 3 in %q", c.Triage)
+		return ""
+	}
+	unmeasured := ClassOf("essay", nil)
+	unmeasured.PromptSize = 4000
+	for _, tt := range []struct {
+		name    string
+		classes []Class
+		want    string
+	}{
+		{"other names", []Class{class("brief", 40, 400), class("essay", 4000, 1200)},
+			"essay p50 1200 ms vs brief p50 400 ms (x3.0): TFC tracks prompt length, a prefill problem"},
+		{"largest prompt first", []Class{class("essay", 4000, 1200), class("brief", 40, 400)},
+			"essay p50 1200 ms vs brief p50 400 ms (x3.0): TFC tracks prompt length, a prefill problem"},
+		{"names that say the opposite", []Class{class("short", 5000, 500), class("long", 50, 480)},
+			"short p50 500 ms vs long p50 480 ms (x1.0): flat across prompt sizes; if high, queueing or buffering"},
+		{"same prompt: the first of each size", []Class{class("brief", 40, 400), class("essay", 4000, 1200), class("essay-2", 4000, 300)},
+			"essay p50 1200 ms vs brief p50 400 ms"},
+		{"one prompt size: the samples this binary knows", []Class{class("brief", 40, 400)},
+			"needs both the short and the long class measured"},
+		{"a size without a measured run", []Class{class("brief", 40, 400), unmeasured},
+			"needs both the brief and the essay class measured"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := step3(tt.classes...); !strings.Contains(got, "3. TFC vs prompt size: "+tt.want) {
+				t.Errorf("step 3 %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
