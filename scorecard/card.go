@@ -265,3 +265,14 @@ func (c *Card) RedCells() []Cell {
 	}
 	return out
 }
+
+// failedDrills counts the drills that failed.
+func (c *Card) failedDrills() int {
+	n := 0
+	for _, d := range c.Drills {
+		if d.Failed {
+			n++
+		}
+	}
+	return n
+}

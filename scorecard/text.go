@@ -36,7 +36,6 @@ const DashboardNote = "(dashboards show these within one histogram bucket, 13.6%
 func (c *Card) Text(color bool, runsPerSample int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", paint(shown(c.Title()), bold, color))
-	const w0, w = 16, 34
 	if c.Source != "" {
 		fmt.Fprintf(&b, "  from %s\n", c.Source)
 	}
@@ -48,16 +47,39 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 		if runsPerSample > 0 {
 			b.WriteString("  " + DashboardNote + "\n")
 		}
-		head := fmt.Sprintf("  %-*s", w0, "")
-		for _, s := range c.Samples {
-			head += fmt.Sprintf("%-*s", w, s)
-		}
-		b.WriteString(strings.TrimRight(head, " ") + "\n")
+		c.textTable(&b, color)
 	}
-	for _, row := range Rows {
-		if len(c.Samples) == 0 {
-			break
+	c.textDrills(&b, color)
+	if red := c.RedCells(); len(red) > 0 {
+		b.WriteString("  red cells\n")
+		for _, ce := range red {
+			fmt.Fprintf(&b, "    %s %s: %s\n", shown(ce.Sample), rowNames[ce.Row], shown(ce.Why))
 		}
+	}
+	if len(c.Triage) > 0 {
+		b.WriteString("  triage, in the scorecard's order\n")
+		for _, t := range c.Triage {
+			fmt.Fprintf(&b, "    %s\n", shown(t))
+		}
+	}
+	verdict := paint("PASS", green, color)
+	if !c.Pass {
+		verdict = paint("FAIL", red, color)
+	}
+	fmt.Fprintf(&b, "  verdict: %s (%d red cell(s), %d failing drill(s))\n", verdict, len(c.RedCells()), c.failedDrills())
+	return b.String()
+}
+
+// textTable writes the cells, a column per class, each cell's text
+// followed by its mark.
+func (c *Card) textTable(b *strings.Builder, color bool) {
+	const w0, w = 16, 34
+	head := fmt.Sprintf("  %-*s", w0, "")
+	for _, s := range c.Samples {
+		head += fmt.Sprintf("%-*s", w, s)
+	}
+	b.WriteString(strings.TrimRight(head, " ") + "\n")
+	for _, row := range Rows {
 		var line strings.Builder
 		fmt.Fprintf(&line, "  %-*s", w0, rowNames[row])
 		for _, s := range c.Samples {
@@ -76,42 +98,23 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 		}
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
-	if len(c.Drills) > 0 {
-		b.WriteString("  resume drills\n")
-		for _, d := range c.Drills {
-			mark := paint(strings.ToUpper(shown(d.Verdict)), green, color)
-			if d.Failed {
-				mark = paint(strings.ToUpper(shown(d.Verdict)), red, color)
-			}
-			detail := d.Detail
-			if d.Error != "" {
-				detail = strings.TrimSpace(d.Error + "; " + detail)
-			}
-			fmt.Fprintf(&b, "    %-10s %s%s  %s\n", shown(d.Drill), mark, strings.Repeat(" ", max(0, 15-len(d.Verdict))), shown(detail))
-		}
+}
+
+// textDrills writes a line per drill: its verdict, error and detail.
+func (c *Card) textDrills(b *strings.Builder, color bool) {
+	if len(c.Drills) == 0 {
+		return
 	}
-	if red := c.RedCells(); len(red) > 0 {
-		b.WriteString("  red cells\n")
-		for _, ce := range red {
-			fmt.Fprintf(&b, "    %s %s: %s\n", shown(ce.Sample), rowNames[ce.Row], shown(ce.Why))
-		}
-	}
-	if len(c.Triage) > 0 {
-		b.WriteString("  triage, in the scorecard's order\n")
-		for _, t := range c.Triage {
-			fmt.Fprintf(&b, "    %s\n", shown(t))
-		}
-	}
-	verdict := paint("PASS", green, color)
-	if !c.Pass {
-		verdict = paint("FAIL", red, color)
-	}
-	failedDrills := 0
+	b.WriteString("  resume drills\n")
 	for _, d := range c.Drills {
+		code := green
 		if d.Failed {
-			failedDrills++
+			code = red
 		}
+		detail := d.Detail
+		if d.Error != "" {
+			detail = strings.TrimSpace(d.Error + "; " + detail)
+		}
+		fmt.Fprintf(b, "    %-10s %s%s  %s\n", shown(d.Drill), paint(strings.ToUpper(shown(d.Verdict)), code, color), strings.Repeat(" ", max(0, 15-len(d.Verdict))), shown(detail))
 	}
-	fmt.Fprintf(&b, "  verdict: %s (%d red cell(s), %d failing drill(s))\n", verdict, len(c.RedCells()), failedDrills)
-	return b.String()
 }

@@ -146,13 +146,7 @@ func (c *Card) setup(s string) string {
 func (c *Card) resumeRate(s string) string {
 	n, resumed := c.classes[s].Runs, c.classes[s].Resumed
 	msg := fmt.Sprintf("%d of %d runs resumed", resumed, n)
-	failed := 0
-	for _, d := range c.Drills {
-		if d.Failed {
-			failed++
-		}
-	}
-	if failed > 0 {
+	if failed := c.failedDrills(); failed > 0 {
 		msg += fmt.Sprintf("; %d resume drill(s) failed: fix reconnection before tuning anything", failed)
 	}
 	return msg
