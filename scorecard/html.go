@@ -1,10 +1,12 @@
 package scorecard
 
 import (
+	"cmp"
+	"embed"
 	"fmt"
-	"html"
+	"html/template"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,6 +26,16 @@ text{font-size:11px;fill:#333}text.label{paint-order:stroke;stroke:#fafafa;strok
 // Timeline.
 const CSS = css
 
+//go:embed html.tmpl svg.tmpl
+var templateFiles embed.FS
+
+// templates are the page (html.tmpl) and its drawings (svg.tmpl): every
+// text they show is escaped by html/template.
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"f0": func(v float64) string { return fmt.Sprintf("%.0f", v) },
+	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+}).ParseFS(templateFiles, "html.tmpl", "svg.tmpl"))
+
 // Page is what an HTML report says about itself.
 type Page struct {
 	Title     string
@@ -40,6 +52,59 @@ func WriteHTML(w io.Writer, cards []*Card, runsPerSample int, generated time.Tim
 	return WritePage(w, Page{Title: "streamprobe check", Generated: generated, RunsPerSample: runsPerSample}, cards)
 }
 
+// pageView is what html.tmpl shows of a page.
+type pageView struct {
+	Page
+	CSS       template.CSS
+	Generated string
+	Legend    []legendGroup
+	Cards     []cardView
+}
+
+// cardView is what html.tmpl shows of a card.
+type cardView struct {
+	Title, Source, Resolution string
+	Pass                      bool
+	// RunsText counts a report's runs per class; check says its runs per
+	// sample once, for the page.
+	RunsText string
+	// Table is nil for a card without classes.
+	Table *tableView
+	// Red says why each red cell is red.
+	Red       []string
+	Drills    []drillView
+	Triage    []string
+	Timelines []timelineGroup
+}
+
+// tableView is the card's cells, a column per class.
+type tableView struct {
+	Samples []string
+	Rows    []rowView
+}
+
+type rowView struct {
+	Name  string
+	Cells []cellView
+}
+
+// cellView is a cell as its text and mark, Class "ok" or "over" (red),
+// and a timing cell's distribution.
+type cellView struct {
+	Class, Text, Mark string
+	Strip             *stripView
+}
+
+type drillView struct {
+	Drill, Class, Verdict, Detail string
+}
+
+// timelineGroup is a heading and the timelines under it.
+type timelineGroup struct {
+	Heading string
+	Runs    []timelineView
+}
+
 // WritePage writes one self-contained HTML file (no external assets): a
 // legend, then per card the scorecard, each timing cell with the
 // distribution of its per-run values (an ECDF, a dot per value up to
@@ -47,100 +112,11 @@ func WriteHTML(w io.Writer, cards []*Card, runsPerSample int, generated time.Tim
 // have their chunk times (check), a timeline of the p50 run and the
 // worst run per class and of each drill run, on a time axis in ms.
 func WritePage(w io.Writer, p Page, cards []*Card) error {
-	var b strings.Builder
-	title := html.EscapeString(p.Title)
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title + "</title><style>" + css + "</style></head><body>\n")
-	fmt.Fprintf(&b, "<h1>%s</h1><p>", title)
-	if p.RunsPerSample > 0 {
-		fmt.Fprintf(&b, "%d runs per sample; ", p.RunsPerSample)
-	}
-	if p.Window != "" {
-		fmt.Fprintf(&b, "%s; ", html.EscapeString(p.Window))
-	}
-	fmt.Fprintf(&b, "generated %s. Cells: p50 / p95 against the p95 budget. Percentiles across runs come from the raw per-run values (or summed histogram buckets), never from averaged percentiles.</p>\n",
-		html.EscapeString(p.Generated.UTC().Format(time.RFC3339)))
-	legend(&b)
+	v := pageView{Page: p, CSS: template.CSS(css), Generated: p.Generated.UTC().Format(time.RFC3339), Legend: legend()}
 	for _, c := range cards {
-		verdict := `<span class="pass">PASS</span>`
-		if !c.Pass {
-			verdict = `<span class="fail">FAIL</span>`
-		}
-		fmt.Fprintf(&b, "<h2>%s: %s</h2>\n", html.EscapeString(c.Title()), verdict)
-		if c.Source != "" || c.Resolution != "" {
-			b.WriteString(`<p class="note">`)
-			if c.Source != "" {
-				fmt.Fprintf(&b, "From %s. ", html.EscapeString(c.Source))
-			}
-			if c.Resolution != "" {
-				fmt.Fprintf(&b, "Resolution: %s.", html.EscapeString(c.Resolution))
-			}
-			b.WriteString("</p>\n")
-		}
-		if len(c.Samples) > 0 {
-			if p.RunsPerSample == 0 {
-				fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(c.runsText(0)))
-			}
-			scoreTable(&b, c)
-		}
-		if red := c.RedCells(); len(red) > 0 {
-			b.WriteString("<ul class=\"why\">")
-			for _, ce := range red {
-				fmt.Fprintf(&b, "<li>%s %s: %s</li>", html.EscapeString(ce.Sample), html.EscapeString(rowNames[ce.Row]), html.EscapeString(ce.Why))
-			}
-			b.WriteString("</ul>\n")
-		}
-		if len(c.Drills) > 0 {
-			b.WriteString("<table><tr><th>drill</th><th>verdict</th><th>detail</th></tr>\n")
-			for _, d := range c.Drills {
-				class := "ok"
-				if d.Failed {
-					class = "over"
-				}
-				fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"%s\">%s</td><td>%s</td></tr>\n", html.EscapeString(d.Drill), class, html.EscapeString(d.Verdict), html.EscapeString(strings.TrimSpace(d.Detail+" "+d.Error)))
-			}
-			b.WriteString("</table>\n")
-		}
-		if len(c.Triage) > 0 {
-			b.WriteString("<h3>triage</h3><ul>")
-			for _, t := range c.Triage {
-				fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(t))
-			}
-			b.WriteString("</ul>\n")
-		}
-		for _, s := range c.Samples {
-			p50, worst := c.Representative(s)
-			if p50 == nil || len(p50.Chunks) == 0 {
-				continue
-			}
-			fmt.Fprintf(&b, "<h3>%s: timelines</h3>\n", html.EscapeString(s))
-			timeline(&b, "p50 run (by TFC)", p50)
-			if worst != p50 && len(worst.Chunks) > 0 {
-				timeline(&b, "worst run (largest gap)", worst)
-			}
-		}
-		for i := range c.drills {
-			r := &c.drills[i]
-			fmt.Fprintf(&b, "<h3>drill %s: timeline</h3>\n", html.EscapeString(r.Record.Drill))
-			timeline(&b, "drill run", r)
-		}
+		v.Cards = append(v.Cards, cardViewOf(c, p.RunsPerSample))
 	}
-	// Counts what the browser drew, and the text labels whose boxes
-	// overlap, so a headless browser's DOM dump can be checked against
-	// the data.
-	b.WriteString(`<script>
-for(const s of document.querySelectorAll("svg")){
-const q=c=>s.querySelectorAll(c).length;
-s.dataset.ticksRendered=q(".tick");s.dataset.stallsRendered=q(".stall");s.dataset.bandsRendered=q(".reconnect");
-s.dataset.axisTicksRendered=q(".axis-tick");s.dataset.dotsRendered=q(".dot");s.dataset.budgetsRendered=q(".budget");s.dataset.ecdfRendered=q(".ecdf");
-const texts=[...s.querySelectorAll("text")],boxes=texts.map(t=>t.getBoundingClientRect());let n=0,which=[];
-for(let i=0;i<boxes.length;i++)for(let j=i+1;j<boxes.length;j++){const a=boxes[i],b=boxes[j];
-if(a.left<b.right&&b.left<a.right&&a.top<b.bottom&&b.top<a.bottom){n++;which.push(texts[i].textContent+" / "+texts[j].textContent)}}
-s.dataset.overlaps=n;if(n)s.dataset.overlapping=which.join("; ");
-const r=s.getBoundingClientRect();let out=0;for(const t of s.querySelectorAll("text")){const x=t.getBoundingClientRect();if(x.left<r.left-0.5||x.right>r.right+0.5||x.top<r.top-0.5||x.bottom>r.bottom+0.5)out++}
-s.dataset.outside=out}
-document.body.dataset.rendered="1"</script>` + "\n</body></html>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return templates.ExecuteTemplate(w, "page", v)
 }
 
 // Timeline returns one run's timeline as an SVG element (ticks per chunk,
@@ -148,39 +124,83 @@ document.body.dataset.rendered="1"</script>` + "\n</body></html>\n")
 // CSS: the daemon's status page draws its latest runs with it.
 func Timeline(title string, r *Run) string {
 	var b strings.Builder
-	timeline(&b, title, r)
+	if err := templates.ExecuteTemplate(&b, "timeline", timelineOf(title, r)); err != nil {
+		// The template and its view are fixed: an error is a bug the
+		// tests catch.
+		panic(err)
+	}
 	return b.String()
 }
 
-// scoreTable writes the card's cells as a table, red cells marked, each
-// timing cell with its distribution.
-func scoreTable(b *strings.Builder, c *Card) {
-	b.WriteString("<table><tr><th></th>")
-	for _, s := range c.Samples {
-		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(s))
+// cardViewOf is the card as the page shows it.
+func cardViewOf(c *Card, runsPerSample int) cardView {
+	v := cardView{Title: c.Title(), Source: c.Source, Resolution: c.Resolution, Pass: c.Pass, Triage: c.Triage}
+	if len(c.Samples) > 0 {
+		if runsPerSample == 0 {
+			v.RunsText = c.runsText(0)
+		}
+		v.Table = c.table()
 	}
-	b.WriteString("</tr>\n")
+	for _, ce := range c.RedCells() {
+		v.Red = append(v.Red, ce.Sample+" "+rowNames[ce.Row]+": "+ce.Why)
+	}
+	for _, d := range c.Drills {
+		dv := drillView{Drill: d.Drill, Class: "ok", Verdict: d.Verdict, Detail: strings.TrimSpace(d.Detail + " " + d.Error)}
+		if d.Failed {
+			dv.Class = "over"
+		}
+		v.Drills = append(v.Drills, dv)
+	}
+	v.Timelines = c.timelines()
+	return v
+}
+
+// table is the card's cells, red cells marked, each timing cell with its
+// distribution.
+func (c *Card) table() *tableView {
+	t := &tableView{Samples: c.Samples}
 	for _, row := range Rows {
-		fmt.Fprintf(b, "<tr><th>%s</th>", html.EscapeString(rowNames[row]))
+		rv := rowView{Name: rowNames[row]}
 		for _, s := range c.Samples {
 			ce := c.cell(row, s)
-			text, mark := ce.text()
-			class := ""
-			switch mark {
+			cv := cellView{}
+			cv.Text, cv.Mark = ce.text()
+			switch cv.Mark {
 			case "ok":
-				class = ` class="ok"`
+				cv.Class = "ok"
 			case "OVER", "FAIL":
-				class = ` class="over"`
+				cv.Class = "over"
 			}
-			fmt.Fprintf(b, "<td%s>%s %s", class, html.EscapeString(text), html.EscapeString(mark))
 			if d, ok := c.dist(row, s); ok && d.N() > 0 {
-				strip(b, ce, d)
+				cv.Strip = stripOf(ce, d)
 			}
-			b.WriteString("</td>")
+			rv.Cells = append(rv.Cells, cv)
 		}
-		b.WriteString("</tr>\n")
+		t.Rows = append(t.Rows, rv)
 	}
-	b.WriteString("</table>\n")
+	return t
+}
+
+// timelines are the runs a card draws: per class its p50 run and its
+// worst run, and each drill run. A report's card has no runs to draw.
+func (c *Card) timelines() []timelineGroup {
+	var out []timelineGroup
+	for _, s := range c.Samples {
+		p50, worst := c.Representative(s)
+		if p50 == nil || len(p50.Chunks) == 0 {
+			continue
+		}
+		g := timelineGroup{Heading: s + ": timelines", Runs: []timelineView{timelineOf("p50 run (by TFC)", p50)}}
+		if worst != p50 && len(worst.Chunks) > 0 {
+			g.Runs = append(g.Runs, timelineOf("worst run (largest gap)", worst))
+		}
+		out = append(out, g)
+	}
+	for i := range c.drills {
+		r := &c.drills[i]
+		out = append(out, timelineGroup{Heading: "drill " + r.Record.Drill + ": timeline", Runs: []timelineView{timelineOf("drill run", r)}})
+	}
+	return out
 }
 
 // dist is the distribution behind a timing cell.
@@ -215,7 +235,7 @@ func (c *Card) Representative(s string) (p50, worst *Run) {
 	if len(good) == 0 {
 		return nil, nil
 	}
-	sort.SliceStable(good, func(i, j int) bool { return *good[i].Record.TFCMs < *good[j].Record.TFCMs })
+	slices.SortStableFunc(good, func(a, b *Run) int { return cmp.Compare(*a.Record.TFCMs, *b.Record.TFCMs) })
 	idx := min(len(good)-1, int(float64(len(good)-1)/2+0.5))
 	p50 = good[idx]
 	worst = good[0]

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/probe"
 )
 
 func chromium(t *testing.T) string {
@@ -177,4 +179,34 @@ func TestFoldedRowsDrawBounded(t *testing.T) {
 		t.Errorf("the page is %d KiB", page.Len()>>10)
 	}
 	t.Logf("page %d KiB", page.Len()>>10)
+}
+
+// Every text of a card reaches the page through html/template: names,
+// errors, details and request ids that hold markup show as text, in
+// elements and in attributes, and the page runs no script but its own.
+func TestHTMLEscapesEveryText(t *testing.T) {
+	const evil = `<script>alert(1)</script><b onmouseover="x">'`
+	r := run("short"+evil, 0, probe.Success, []float64{100, 140, 600}, ptr(700), 3)
+	r.Record.RequestID = "id" + evil
+	drill := run("long", 1, probe.UpstreamError, []float64{100}, nil, 0)
+	drill.Record.Drill, drill.Record.Verdict, drill.Record.Error, drill.Record.ResumeDetail = "drop"+evil, probe.Verdict("v"+evil), "boom"+evil, "detail"+evil
+	c := Build("api"+evil, []string{"short" + evil}, map[string][]Run{"short" + evil: {r}}, []Run{drill}, map[string]Budget{"short" + evil: {TFC: 10}})
+	c.Source, c.Resolution = "source"+evil, "resolution"+evil
+	var b bytes.Buffer
+	if err := WritePage(&b, Page{Title: "title" + evil, Window: "window" + evil}, []*Card{c}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, "<script"); n != 1 {
+		t.Errorf("%d script elements, want the page's own", n)
+	}
+	if strings.Contains(page, "<b ") || strings.Contains(page, `"x"`) {
+		t.Errorf("markup from the card reached the page:\n%s", page)
+	}
+	for _, want := range []string{"title&lt;script&gt;", "api&lt;script&gt;", `data-request-id="id&lt;script&gt;alert(1)&lt;/script&gt;&lt;b onmouseover=&#34;x&#34;&gt;&#39;"`,
+		"boom&lt;script&gt;", "detail&lt;script&gt;", "source&lt;script&gt;", "resolution&lt;script&gt;", "window&lt;script&gt;"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
 }

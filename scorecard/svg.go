@@ -2,7 +2,6 @@ package scorecard
 
 import (
 	"fmt"
-	"html"
 	"math"
 	"slices"
 	"strings"
@@ -10,29 +9,53 @@ import (
 	"github.com/streamprobe/streamprobe/probe"
 )
 
-// legend explains every mark of the timelines and the cells' plots.
-func legend(b *strings.Builder) {
-	b.WriteString(`<svg class="legend" width="960" height="44" role="img" aria-label="legend">`)
-	x := 4.0
-	item := func(mark, label string) {
-		b.WriteString(strings.ReplaceAll(mark, "X", fmt.Sprintf("%.0f", x)))
-		fmt.Fprintf(b, `<text x="%.0f" y="18">%s</text>`, x+20, label)
-		x += 26 + labelWidth(label)
+// The drawings of the HTML report, worked out here as views (positions in
+// px, texts) that svg.tmpl draws: the legend, a timing cell's
+// distribution and a run's timeline.
+
+// legendGroup is one line of the legend.
+type legendGroup struct {
+	Y     int
+	Items []legendItem
+}
+
+// legendItem is one mark of the legend and its label: Shape is "line"
+// (Y1 to Y2), "rect", "dot" or "ecdf".
+type legendItem struct {
+	Shape, Class string
+	X, Y1, Y2    float64
+	LabelX       float64
+	Label        string
+}
+
+// legend explains every mark of the timelines and the cells' plots: the
+// marks of a timeline on the first line, those of a cell's plot on the
+// second, each label after its mark.
+func legend() []legendGroup {
+	place := func(items ...legendItem) []legendItem {
+		x := 4.0
+		for i := range items {
+			items[i].X, items[i].LabelX = x, x+20
+			x += 26 + labelWidth(items[i].Label)
+		}
+		return items
 	}
-	b.WriteString(`<g transform="translate(0,0)">`)
-	item(`<line class="tick" x1="X" x2="X" y1="6" y2="22" transform="translate(6,0)"/>`, "chunk")
-	item(`<line class="tfc" x1="X" x2="X" y1="4" y2="24" transform="translate(6,0)"/>`, "first chunk (TFC)")
-	item(`<rect class="stall" x="X" y="6" width="14" height="16"/>`, "gap over 250 ms")
-	item(`<rect class="reconnect" x="X" y="6" width="14" height="16"/>`, "reconnect (drop to first chunk after)")
-	item(`<line class="end" x1="X" x2="X" y1="4" y2="24" transform="translate(6,0)"/>`, "end marker")
-	b.WriteString(`</g>`)
-	x = 4
-	b.WriteString(`<g transform="translate(0,22)">`)
-	item(`<circle class="dot" cx="X" cy="13" r="3" transform="translate(6,0)"/>`, "one run (gap cells: one gap)")
-	item(`<path class="ecdf" d="MX 20 h5 v-6 h5 v-6 h4"/>`, "share of runs at or under a value (ECDF)")
-	item(`<line class="pct" x1="X" x2="X" y1="6" y2="20" transform="translate(6,0)"/>`, "p50, p95")
-	item(`<line class="budget" x1="X" x2="X" y1="4" y2="22" transform="translate(6,0)"/>`, "p95 budget")
-	b.WriteString("</g></svg>\n")
+	line := func(class string, y1, y2 float64, label string) legendItem {
+		return legendItem{Shape: "line", Class: class, Y1: y1, Y2: y2, Label: label}
+	}
+	return []legendGroup{
+		{Y: 0, Items: place(
+			line("tick", 6, 22, "chunk"),
+			line("tfc", 4, 24, "first chunk (TFC)"),
+			legendItem{Shape: "rect", Class: "stall", Label: "gap over 250 ms"},
+			legendItem{Shape: "rect", Class: "reconnect", Label: "reconnect (drop to first chunk after)"},
+			line("end", 4, 24, "end marker"))},
+		{Y: 22, Items: place(
+			legendItem{Shape: "dot", Label: "one run (gap cells: one gap)"},
+			legendItem{Shape: "ecdf", Label: "share of runs at or under a value (ECDF)"},
+			line("pct", 6, 20, "p50, p95"),
+			line("budget", 4, 22, "p95 budget"))},
+	}
 }
 
 // maxDots is the most values a cell draws as dots; beyond, the ECDF
@@ -43,10 +66,59 @@ const maxDots = 200
 // thinned to this many quantiles.
 const ecdfPoints = 400
 
-// strip draws a cell's distribution: the ECDF of the values (or of the
-// buckets), a dot per value below it, the p50 and p95 marks and the budget
-// line, on an axis in ms.
-func strip(b *strings.Builder, ce *Cell, d Dist) {
+// stripView is a timing cell's distribution: the ECDF of the values (or
+// of the buckets), a dot per value below it, the p50 and p95 marks and
+// the budget line, on an axis in ms.
+type stripView struct {
+	Row, RowName, Sample string
+	Width, Height        float64
+	N                    int
+	// DataBudget is the budget for the page's checks, "" without one.
+	DataBudget string
+	// BucketXs mark the bucket bounds (histogram sources), from Base up
+	// to BucketTop.
+	BucketXs        []float64
+	Base, BucketTop float64
+	ECDF            string
+	Dots            []dot
+	Axis            axis
+	Marks           []mark
+	Labels          []caption
+}
+
+// dot is one value drawn as a dot, titled with the value.
+type dot struct {
+	X, Y  float64
+	Title string
+}
+
+// mark is a vertical line (a percentile, the budget) with its title.
+type mark struct {
+	Class     string
+	X, Y1, Y2 float64
+	Title     string
+}
+
+// caption is a text at X, Y.
+type caption struct {
+	X, Y float64
+	Text string
+}
+
+// axis is a time axis from X1 to X2 at Y, with its ticks.
+type axis struct {
+	X1, X2, Y float64
+	Ticks     []tick
+}
+
+// tick is one tick of a time axis from Y to Y2, and its label at TextY.
+type tick struct {
+	X, Y, Y2, TextY float64
+	Anchor, Text    string
+}
+
+// stripOf draws the distribution d of the timing cell ce.
+func stripOf(ce *Cell, d Dist) *stripView {
 	t := ce.Timing
 	const width, left, right, top, plotH = 260.0, 8.0, 12.0, 6.0, 40.0
 	hi := 1.0
@@ -66,23 +138,47 @@ func strip(b *strings.Builder, ce *Cell, d Dist) {
 	span, step := axisSpan(hi*1.05, width-left-right)
 	x := func(ms float64) float64 { return left + min(ms, span)/span*(width-left-right) }
 	base := top + plotH
-	y := func(share float64) float64 { return base - share*plotH }
-	dots := 0
+	v := &stripView{Row: ce.Row, RowName: rowNames[ce.Row], Sample: ce.Sample, Width: width, Height: base + 30, N: d.N(), Base: base, BucketTop: base - 4}
+	v.ECDF, v.BucketXs = ecdf(d, x, func(share float64) float64 { return base - share*plotH }, span)
 	if d.Buckets == nil && len(d.Values) <= maxDots {
-		dots = len(d.Values)
+		for i, val := range d.Values {
+			// A fixed jitter, so equal values stay visible.
+			v.Dots = append(v.Dots, dot{X: x(val), Y: base + 6 + float64(i%3)*3, Title: msText(val)})
+		}
 	}
-	height := base + 30.0
-	if dots > 0 {
-		height += 12
+	if len(v.Dots) > 0 {
+		v.Height += 12
 	}
-	budget := ""
+	axisY := v.Height - 16
+	v.Axis = axis{X1: x(0), X2: x(span), Y: axisY, Ticks: axisTicks(x, span, step, axisY)}
+	var labels []label
+	for _, p := range []struct {
+		v    *float64
+		name string
+	}{{t.P50, "p50"}, {t.P95, "p95"}} {
+		if p.v != nil {
+			v.Marks = append(v.Marks, mark{Class: "pct", X: x(*p.v), Y1: top, Y2: base, Title: p.name + " " + msText(*p.v)})
+			labels = append(labels, label{x: x(*p.v) + 2, text: p.name})
+		}
+	}
 	if t.Budget != nil {
-		budget = fmt.Sprintf(` data-budget="%g"`, *t.Budget)
+		v.DataBudget = fmt.Sprintf("%g", *t.Budget)
+		v.Marks = append(v.Marks, mark{Class: "budget", X: x(*t.Budget), Y1: top - 4, Y2: base, Title: "p95 budget " + msText(*t.Budget)})
+		labels = append(labels, label{x: x(*t.Budget) + 2, text: "budget"})
 	}
-	fmt.Fprintf(b, `<svg class="strip" width="%.0f" height="%.0f" data-row="%s" data-sample="%s" data-n="%d" data-dots="%d"%s role="img" aria-label="%s %s: distribution of per-run values">`,
-		width, height, ce.Row, html.EscapeString(ce.Sample), d.N(), dots, budget, html.EscapeString(ce.Sample), rowNames[ce.Row])
-	// The ECDF: the share of values at or under each value.
+	// The marks' names, in lanes at the top of the plot.
+	for _, l := range layout(labels, width-2) {
+		v.Labels = append(v.Labels, caption{X: l.x, Y: top + 8 + float64(l.lane)*11, Text: l.text})
+	}
+	return v
+}
+
+// ecdf is the path of the share of values at or under each value, and
+// the x of each bucket bound to mark (histogram buckets, not a folded
+// row's).
+func ecdf(d Dist, x, y func(float64) float64, span float64) (string, []float64) {
 	var path strings.Builder
+	var bounds []float64
 	fmt.Fprintf(&path, "M%.1f %.1f", x(0), y(0))
 	if d.Buckets == nil {
 		s := slices.Clone(d.Values)
@@ -111,39 +207,99 @@ func strip(b *strings.Builder, ce *Cell, d Dist) {
 			}
 			fmt.Fprintf(&path, " L%.1f %.1f", x(end), y(cum/total))
 			if !d.ranked {
-				fmt.Fprintf(b, `<line class="bucket" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(end), x(end), base, base-4)
+				bounds = append(bounds, x(end))
 			}
 		}
 	}
 	fmt.Fprintf(&path, " H%.1f", x(span))
-	fmt.Fprintf(b, `<path class="ecdf" d="%s"/>`, path.String())
-	if dots > 0 {
-		for i, v := range d.Values {
-			// A fixed jitter, so equal values stay visible.
-			fmt.Fprintf(b, `<circle class="dot" cx="%.1f" cy="%.1f" r="2.5"><title>%s</title></circle>`, x(v), base+6+float64(i%3)*3, msText(v))
-		}
+	return path.String(), bounds
+}
+
+// timelineView is one run on a time axis in ms: a tick per chunk, TFC
+// marked, gaps over 250 ms highlighted, reconnects as shaded bands with
+// their handshake time, and the end marker. The marks' labels go in lanes
+// under the axis, so none covers another.
+type timelineView struct {
+	Title                      string
+	Width, Height, Left        float64
+	RequestID, Sample, Outcome string
+	Stalls, Lanes              int
+	Bands                      []band
+	Gaps                       []band
+	Ticks                      []float64
+	TickY1, TickY2, MarkY2     float64
+	TFC, End                   *float64
+	Axis                       axis
+	LeadY1                     float64
+	Labels                     []leadLabel
+}
+
+// band is a stretch of a timeline, from X and W wide: the time From to To
+// ms.
+type band struct {
+	X, W, From, To float64
+}
+
+// Ms is how long the stretch lasted.
+func (b band) Ms() float64 { return b.To - b.From }
+
+// leadLabel is a label at X, Y with a lead from LeadY1 (the timeline's)
+// up to LeadY2 at LeadX.
+type leadLabel struct {
+	X, Y, LeadX, LeadY2 float64
+	Text                string
+}
+
+// timelineOf draws one run.
+func timelineOf(title string, r *Run) timelineView {
+	const width, left, right = 960.0, 10.0, 20.0
+	span := 1.0
+	for _, c := range r.Chunks {
+		span = max(span, c)
 	}
-	axisY := height - 16
-	fmt.Fprintf(b, `<line class="axis" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(0), x(span), axisY, axisY)
-	axisTicks(b, x, span, step, axisY)
+	if r.End != nil {
+		span = max(span, *r.End)
+	}
+	for _, bd := range r.Bands {
+		span = max(span, bd.FirstChunkMs)
+	}
+	span, step := axisSpan(span*1.02, width-left-right)
+	x := func(ms float64) float64 { return left + ms/span*(width-left-right) }
+	const axisY, laneTop, laneH = 62.0, 96.0, 13.0
+	v := timelineView{Title: title, Width: width, Left: left, RequestID: r.Record.RequestID, Sample: r.Record.Sample,
+		Outcome: string(r.Record.Outcome), Stalls: r.Record.Stalls, TickY1: 34, TickY2: axisY, MarkY2: axisY + 2, LeadY1: axisY + 20,
+		Axis: axis{X1: x(0), X2: x(span), Y: axisY, Ticks: axisTicks(x, span, step, axisY)}}
 	var labels []label
-	mark := func(v *float64, name string) {
-		if v != nil {
-			fmt.Fprintf(b, `<line class="pct" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>%s %s</title></line>`, x(*v), x(*v), top, base, name, msText(*v))
-			labels = append(labels, label{x: x(*v) + 2, text: name})
+	for _, bd := range r.Bands {
+		v.Bands = append(v.Bands, band{X: x(bd.DropMs), W: max(1, x(bd.FirstChunkMs)-x(bd.DropMs)), From: bd.DropMs, To: bd.FirstChunkMs})
+		labels = append(labels, label{x: x(bd.DropMs), text: fmt.Sprintf("reconnect, handshake %.0f ms", bd.HandshakeMs)})
+	}
+	for i := 1; i < len(r.Chunks); i++ {
+		if r.Chunks[i]-r.Chunks[i-1] > probe.StallThresholdMs && !inBand(r, i) {
+			v.Gaps = append(v.Gaps, band{X: x(r.Chunks[i-1]), W: x(r.Chunks[i]) - x(r.Chunks[i-1]), From: r.Chunks[i-1], To: r.Chunks[i]})
 		}
 	}
-	mark(t.P50, "p50")
-	mark(t.P95, "p95")
-	if t.Budget != nil {
-		fmt.Fprintf(b, `<line class="budget" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>p95 budget %s</title></line>`, x(*t.Budget), x(*t.Budget), top-4, base, msText(*t.Budget))
-		labels = append(labels, label{x: x(*t.Budget) + 2, text: "budget"})
+	for _, c := range r.Chunks {
+		v.Ticks = append(v.Ticks, x(c))
 	}
-	// The marks' names, in lanes at the top of the plot.
-	for _, l := range layout(labels, width-2) {
-		fmt.Fprintf(b, `<text class="small" x="%.1f" y="%.1f">%s</text>`, l.x, top+8+float64(l.lane)*11, l.text)
+	if len(r.Chunks) > 0 {
+		tfc := x(r.Chunks[0])
+		v.TFC = &tfc
+		labels = append(labels, label{x: tfc + 3, text: fmt.Sprintf("TFC %.0f ms", r.Chunks[0])})
 	}
-	b.WriteString("</svg>")
+	if r.End != nil {
+		end := x(*r.End)
+		v.End = &end
+		labels = append(labels, label{x: end + 3, text: "end"})
+	}
+	placed := layout(labels, width-2)
+	v.Lanes = lanes(placed)
+	v.Height = laneTop + float64(v.Lanes)*laneH
+	for _, l := range placed {
+		ly := laneTop + float64(l.lane)*laneH - 3
+		v.Labels = append(v.Labels, leadLabel{X: l.x + 3, Y: ly, LeadX: l.x + 1, LeadY2: ly - 9, Text: l.text})
+	}
+	return v
 }
 
 // axisSpan picks an axis for values up to hi drawn over px pixels: the
@@ -180,26 +336,26 @@ func niceStep(span, n float64) float64 {
 	return 10 * p
 }
 
-// axisTicks draws the ticks of a time axis at y, every step ms, labelled
-// in ms (the last one with its unit).
-func axisTicks(b *strings.Builder, x func(float64) float64, span, step, y float64) {
+// axisTicks are the ticks of a time axis at y, every step ms, labelled in
+// ms (the last one with its unit).
+func axisTicks(x func(float64) float64, span, step, y float64) []tick {
 	n := int(math.Round(span / step))
+	var ts []tick
 	for i := 0; i <= n; i++ {
 		v := float64(i) * step
-		fmt.Fprintf(b, `<line class="axis-tick" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(v), x(v), y, y+4)
-		text := trimFloat(v)
+		t := tick{X: x(v), Y: y, Y2: y + 4, TextY: y + 14, Anchor: "middle", Text: trimFloat(v)}
 		if i == n {
-			text += " ms"
+			t.Text += " ms"
 		}
-		anchor := "middle"
 		switch {
 		case i == 0:
-			anchor = "start"
+			t.Anchor = "start"
 		case i == n:
-			anchor = "end"
+			t.Anchor = "end"
 		}
-		fmt.Fprintf(b, `<text class="small" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(v), y+14, anchor, text)
+		ts = append(ts, t)
 	}
+	return ts
 }
 
 func trimFloat(v float64) string {
@@ -257,76 +413,6 @@ func lanes(ls []label) int {
 		n = max(n, l.lane+1)
 	}
 	return n
-}
-
-// timeline draws one run on a time axis in ms: a tick per chunk, TFC
-// marked, gaps over 250 ms highlighted, reconnects as shaded bands with
-// their handshake time, and the end marker. The marks' labels go in lanes
-// under the axis, so none covers another.
-func timeline(b *strings.Builder, title string, r *Run) {
-	const width, left, right = 960.0, 10.0, 20.0
-	span := 1.0
-	for _, c := range r.Chunks {
-		span = max(span, c)
-	}
-	if r.End != nil {
-		span = max(span, *r.End)
-	}
-	for _, bd := range r.Bands {
-		span = max(span, bd.FirstChunkMs)
-	}
-	span, step := axisSpan(span*1.02, width-left-right)
-	x := func(ms float64) float64 { return left + ms/span*(width-left-right) }
-	var labels []label
-	for _, bd := range r.Bands {
-		labels = append(labels, label{x: x(bd.DropMs), text: fmt.Sprintf("reconnect, handshake %.0f ms", bd.HandshakeMs)})
-	}
-	if len(r.Chunks) > 0 {
-		labels = append(labels, label{x: x(r.Chunks[0]) + 3, text: fmt.Sprintf("TFC %.0f ms", r.Chunks[0])})
-	}
-	if r.End != nil {
-		labels = append(labels, label{x: x(*r.End) + 3, text: "end"})
-	}
-	placed := layout(labels, width-2)
-	const axisY, laneTop, laneH = 62.0, 96.0, 13.0
-	height := laneTop + float64(lanes(placed))*laneH
-	rec := r.Record
-	fmt.Fprintf(b, `<svg class="timeline" width="%.0f" height="%.0f" data-request-id="%s" data-chunks="%d" data-stalls="%d" data-bands="%d" data-lanes="%d" role="img" aria-label="%s">`,
-		width, height, html.EscapeString(rec.RequestID), len(r.Chunks), rec.Stalls, len(r.Bands), lanes(placed), html.EscapeString(title))
-	fmt.Fprintf(b, `<text x="%.0f" y="14">%s: %s, %s, %d chunks, %s</text>`, left, html.EscapeString(title),
-		html.EscapeString(rec.Sample), html.EscapeString(string(rec.Outcome)), len(r.Chunks), html.EscapeString(rec.RequestID))
-	for _, bd := range r.Bands {
-		fmt.Fprintf(b, `<rect class="reconnect" x="%.1f" y="22" width="%.1f" height="40"><title>reconnect %.0f to %.0f ms</title></rect>`,
-			x(bd.DropMs), max(1, x(bd.FirstChunkMs)-x(bd.DropMs)), bd.DropMs, bd.FirstChunkMs)
-	}
-	for i := 1; i < len(r.Chunks); i++ {
-		if r.Chunks[i]-r.Chunks[i-1] > probe.StallThresholdMs && !inBand(r, i) {
-			fmt.Fprintf(b, `<rect class="stall" x="%.1f" y="26" width="%.1f" height="34"><title>stall %.0f ms</title></rect>`,
-				x(r.Chunks[i-1]), x(r.Chunks[i])-x(r.Chunks[i-1]), r.Chunks[i]-r.Chunks[i-1])
-		}
-	}
-	for _, c := range r.Chunks {
-		fmt.Fprintf(b, `<line class="tick" x1="%.1f" x2="%.1f" y1="34" y2="%.0f"/>`, x(c), x(c), axisY)
-	}
-	if len(r.Chunks) > 0 {
-		fmt.Fprintf(b, `<line class="tfc" x1="%.1f" x2="%.1f" y1="24" y2="%.0f"/>`, x(r.Chunks[0]), x(r.Chunks[0]), axisY+2)
-	}
-	if r.End != nil {
-		fmt.Fprintf(b, `<line class="end" x1="%.1f" x2="%.1f" y1="24" y2="%.0f"/>`, x(*r.End), x(*r.End), axisY+2)
-	}
-	fmt.Fprintf(b, `<line class="axis" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f"/>`, x(0), x(span), axisY, axisY)
-	axisTicks(b, x, span, step, axisY)
-	// A thin lead from each label up to its mark, under every label (a
-	// halo keeps a lead from crossing a label of a higher lane).
-	for _, l := range placed {
-		ly := laneTop + float64(l.lane)*laneH - 3
-		fmt.Fprintf(b, `<line class="lead" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.1f"/>`, l.x+1, l.x+1, axisY+20, ly-9)
-	}
-	for i, l := range placed {
-		ly := laneTop + float64(l.lane)*laneH - 3
-		fmt.Fprintf(b, `<text class="label" x="%.1f" y="%.1f" data-label="%d">%s</text>`, l.x+3, ly, i, html.EscapeString(l.text))
-	}
-	b.WriteString("</svg>\n")
 }
 
 // inBand reports whether a chunk is the first after a reconnect: that
