@@ -223,15 +223,18 @@ type timelineView struct {
 	Title                      string
 	Width, Height, Left        float64
 	RequestID, Sample, Outcome string
-	Stalls, Lanes              int
-	Bands                      []band
-	Gaps                       []band
-	Ticks                      []float64
-	TickY1, TickY2, MarkY2     float64
-	TFC, End                   *float64
-	Axis                       axis
-	LeadY1                     float64
-	Labels                     []leadLabel
+	// Stalls is the record's count; Lanes the label lanes used.
+	Stalls, Lanes int
+	// Bands are the reconnects, Gaps the gaps over 250 ms outside them.
+	Bands, Gaps []band
+	// Ticks are the chunks' x, drawn from TickY1 to TickY2; the TFC and
+	// end marks (nil when absent) reach down to MarkY2.
+	Ticks                  []float64
+	TickY1, TickY2, MarkY2 float64
+	TFC, End               *float64
+	Axis                   axis
+	LeadY1                 float64
+	Labels                 []leadLabel
 }
 
 // band is a stretch of a timeline, from X and W wide: the time From to To

@@ -2,6 +2,7 @@ package scorecard
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -68,6 +69,20 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 	}
 	fmt.Fprintf(&b, "  verdict: %s (%d red cell(s), %d failing drill(s))\n", verdict, len(c.RedCells()), c.failedDrills())
 	return b.String()
+}
+
+// WriteText writes the cards as Text does, a blank line between two.
+func WriteText(w io.Writer, cards []*Card, color bool, runsPerSample int) error {
+	for i, c := range cards {
+		text := c.Text(color, runsPerSample)
+		if i > 0 {
+			text = "\n" + text
+		}
+		if _, err := io.WriteString(w, text); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // textTable writes the cells, a column per class, each cell's text
