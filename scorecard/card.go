@@ -159,37 +159,32 @@ func (ce Cell) MarshalJSON() ([]byte, error) {
 		Over bool   `json:"over"`
 		Why  string `json:"why,omitempty"`
 	}
-	h, t := head{ce.Row, ce.Sample, ce.N}, tail{ce.Over, ce.Why}
+	var kind any = struct{}{}
 	switch {
 	case ce.Timing != nil:
-		return json.Marshal(struct {
-			head
-			*TimingCell
-			tail
-		}{h, ce.Timing, t})
+		kind = ce.Timing
 	case ce.Stall != nil:
-		return json.Marshal(struct {
-			head
-			*StallCell
-			tail
-		}{h, ce.Stall, t})
+		kind = ce.Stall
 	case ce.Buffering != nil:
-		return json.Marshal(struct {
-			head
-			*BufferingCell
-			tail
-		}{h, ce.Buffering, t})
+		kind = ce.Buffering
 	case ce.Outcomes != nil:
-		return json.Marshal(struct {
-			head
-			*OutcomesCell
-			tail
-		}{h, ce.Outcomes, t})
+		kind = ce.Outcomes
 	}
-	return json.Marshal(struct {
-		head
-		tail
-	}{h, t})
+	// Each part is an object: their fields, joined, make the cell's.
+	out := []byte{'{'}
+	for _, part := range []any{head{ce.Row, ce.Sample, ce.N}, kind, tail{ce.Over, ce.Why}} {
+		b, err := json.Marshal(part)
+		if err != nil {
+			return nil, err
+		}
+		if fields := b[1 : len(b)-1]; len(fields) > 0 {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, fields...)
+		}
+	}
+	return append(out, '}'), nil
 }
 
 // FailedRun is the representative of a class's failing runs: the first
