@@ -46,6 +46,14 @@ func burstText(b *BufferingCell) string {
 	return s
 }
 
+// drillWhy is a drill line's error and detail: "error; detail".
+func drillWhy(d Drill) string {
+	if d.Error == "" {
+		return d.Detail
+	}
+	return strings.TrimSpace(d.Error + "; " + d.Detail)
+}
+
 // text is the cell as the table shows it, without colour, and its mark:
 // "ok", "OVER" (a figure over its budget), "FAIL" (runs that failed or
 // look buffered), or "" when there is nothing to judge.

@@ -3,7 +3,6 @@ package scorecard
 import (
 	"encoding/xml"
 	"io"
-	"strings"
 )
 
 // JUnit XML, one testsuite per target, one testcase per cell and drill.
@@ -45,39 +44,7 @@ func WriteJUnit(w io.Writer, cards []*Card) error {
 func WriteJUnitNamed(w io.Writer, name string, cards []*Card) error {
 	all := junitSuites{Name: name}
 	for _, c := range cards {
-		scope, class := c.Target, "streamprobe."+c.Target
-		switch {
-		case c.Fleet:
-			scope, class = c.Target+" fleet", "streamprobe.fleet."+c.Target
-		case c.Region != "":
-			scope, class = c.Target+" region "+c.Region, "streamprobe."+c.Region+"."+c.Target
-		}
-		s := junitSuite{Name: name + " " + scope}
-		for _, ce := range c.Cells {
-			text, _ := ce.text()
-			tc := junitCase{Name: ce.Sample + " " + rowNames[ce.Row], Classname: class + "." + ce.Sample, SystemOut: text}
-			if ce.Over {
-				tc.Failure = &junitFailure{Message: ce.Why, Type: "over_budget", Text: ce.Sample + " " + rowNames[ce.Row] + ": " + ce.Why}
-			}
-			s.Cases = append(s.Cases, tc)
-		}
-		for _, d := range c.Drills {
-			tc := junitCase{Name: "drill " + d.Drill, Classname: class + ".drills", SystemOut: d.Verdict + ": " + d.Detail}
-			if d.Failed {
-				msg := d.Detail
-				if d.Error != "" {
-					msg = strings.TrimSpace(d.Error + "; " + msg)
-				}
-				tc.Failure = &junitFailure{Message: msg, Type: "resume_" + d.Verdict, Text: msg}
-			}
-			s.Cases = append(s.Cases, tc)
-		}
-		for _, tc := range s.Cases {
-			s.Tests++
-			if tc.Failure != nil {
-				s.Failures++
-			}
-		}
+		s := junitSuiteOf(name, c)
 		all.Tests += s.Tests
 		all.Failures += s.Failures
 		all.Suites = append(all.Suites, s)
@@ -90,4 +57,39 @@ func WriteJUnitNamed(w io.Writer, name string, cards []*Card) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitSuiteOf is the testsuite of one card: a testcase per cell, failed
+// when red, and per drill, failed when the drill failed.
+func junitSuiteOf(name string, c *Card) junitSuite {
+	scope, class := c.Target, "streamprobe."+c.Target
+	switch {
+	case c.Fleet:
+		scope, class = c.Target+" fleet", "streamprobe.fleet."+c.Target
+	case c.Region != "":
+		scope, class = c.Target+" region "+c.Region, "streamprobe."+c.Region+"."+c.Target
+	}
+	s := junitSuite{Name: name + " " + scope}
+	for _, ce := range c.Cells {
+		text, _ := ce.text()
+		tc := junitCase{Name: ce.Sample + " " + rowNames[ce.Row], Classname: class + "." + ce.Sample, SystemOut: text}
+		if ce.Over {
+			tc.Failure = &junitFailure{Message: ce.Why, Type: "over_budget", Text: ce.Sample + " " + rowNames[ce.Row] + ": " + ce.Why}
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	for _, d := range c.Drills {
+		tc := junitCase{Name: "drill " + d.Drill, Classname: class + ".drills", SystemOut: d.Verdict + ": " + d.Detail}
+		if d.Failed {
+			tc.Failure = &junitFailure{Message: drillWhy(d), Type: "resume_" + d.Verdict, Text: drillWhy(d)}
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	for _, tc := range s.Cases {
+		s.Tests++
+		if tc.Failure != nil {
+			s.Failures++
+		}
+	}
+	return s
 }

@@ -126,10 +126,6 @@ func (c *Card) textDrills(b *strings.Builder, color bool) {
 		if d.Failed {
 			code = red
 		}
-		detail := d.Detail
-		if d.Error != "" {
-			detail = strings.TrimSpace(d.Error + "; " + detail)
-		}
-		fmt.Fprintf(b, "    %-10s %s%s  %s\n", shown(d.Drill), paint(strings.ToUpper(shown(d.Verdict)), code, color), strings.Repeat(" ", max(0, 15-len(d.Verdict))), shown(detail))
+		fmt.Fprintf(b, "    %-10s %s%s  %s\n", shown(d.Drill), paint(strings.ToUpper(shown(d.Verdict)), code, color), strings.Repeat(" ", max(0, 15-len(d.Verdict))), shown(drillWhy(d)))
 	}
 }
