@@ -183,7 +183,7 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 	if err != nil {
 		return nil, err
 	}
-	each := func(q string, fn func(region string, s series)) error {
+	var each eachSeries = func(q string, fn func(region string, s series)) error {
 		res, err := v.query(ctx, fmt.Sprintf(q, w), until)
 		if err != nil {
 			return err
