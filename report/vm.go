@@ -118,11 +118,47 @@ type vmDrill struct {
 	failed   int
 }
 
-// Cards queries the window f selects (default: the DefaultWindow up to
-// now) and makes one card per region and target, plus a fleet card per
-// target from every region's buckets summed, when there is more than one
-// region. The cards name the bucket resolution.
-func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Budget) ([]*scorecard.Card, error) {
+// vmSums are the classes and drill runs of a window, each series summed
+// under its region and under the fleet (region ""), and the histogram
+// flavours found per card.
+type vmSums struct {
+	classes  map[classKey]*vmClass
+	drills   map[drillKey]*vmDrill
+	flavours map[cardKey]map[string]bool
+}
+
+func (s *vmSums) class(region, target, sample string) *vmClass {
+	k := classKey{region, target, sample}
+	c := s.classes[k]
+	if c == nil {
+		c = &vmClass{outcomes: map[string]int{}}
+		for i := range c.dists {
+			c.dists[i], c.le[i] = map[string]scorecard.Bucket{}, map[float64]float64{}
+		}
+		s.classes[k] = c
+	}
+	return c
+}
+
+func (s *vmSums) drill(region, target, drill string) *vmDrill {
+	k := drillKey{region, target, drill}
+	if s.drills[k] == nil {
+		s.drills[k] = &vmDrill{verdicts: map[string]int{}}
+	}
+	return s.drills[k]
+}
+
+func (s *vmSums) flavour(region, target, f string) {
+	k := cardKey{region, target}
+	if s.flavours[k] == nil {
+		s.flavours[k] = map[string]bool{}
+	}
+	s.flavours[k][f] = true
+}
+
+// window is the range of the queries, "[86400s]", and the time they are
+// taken at: the window f selects, by default the DefaultWindow up to now.
+func window(f Filter) (string, time.Time, error) {
 	until := f.Until
 	if until.IsZero() {
 		until = time.Now()
@@ -133,26 +169,22 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 	}
 	win := int64(until.Sub(since).Seconds())
 	if win < 1 {
-		return nil, fmt.Errorf("%w: the window from %s to %s is empty", ErrQuery, since.Format(time.RFC3339), until.Format(time.RFC3339))
+		return "", until, fmt.Errorf("%w: the window from %s to %s is empty", ErrQuery, since.Format(time.RFC3339), until.Format(time.RFC3339))
 	}
-	w := fmt.Sprintf("[%ds]", win)
-	classes := map[classKey]*vmClass{}
-	cls := func(region, target, sample string) *vmClass {
-		k := classKey{region, target, sample}
-		c := classes[k]
-		if c == nil {
-			c = &vmClass{outcomes: map[string]int{}}
-			for i := range c.dists {
-				c.dists[i], c.le[i] = map[string]scorecard.Bucket{}, map[float64]float64{}
-			}
-			classes[k] = c
-		}
-		return c
+	return fmt.Sprintf("[%ds]", win), until, nil
+}
+
+// Cards queries the window f selects (default: the DefaultWindow up to
+// now) and makes one card per region and target, plus a fleet card per
+// target from every region's buckets summed, when there is more than one
+// region. The cards name the bucket resolution.
+func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Budget) ([]*scorecard.Card, error) {
+	w, until, err := window(f)
+	if err != nil {
+		return nil, err
 	}
-	// add calls fn for the selected series of q, once under its region
-	// and once under the fleet.
-	add := func(q string, fn func(region string, s series)) error {
-		res, err := v.query(ctx, q, until)
+	var each eachSeries = func(q string, fn func(region string, s series)) error {
+		res, err := v.query(ctx, fmt.Sprintf(q, w), until)
 		if err != nil {
 			return err
 		}
@@ -169,98 +201,103 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 		}
 		return nil
 	}
-	// The histogram flavours found, by card ("" region: the fleet).
-	flavours := map[[2]string]map[string]bool{}
-	flavour := func(region, target, f string) {
-		k := [2]string{region, target}
-		if flavours[k] == nil {
-			flavours[k] = map[string]bool{}
-		}
-		flavours[k][f] = true
+	sums := &vmSums{classes: map[classKey]*vmClass{}, drills: map[drillKey]*vmDrill{}, flavours: map[cardKey]map[string]bool{}}
+	if err := sums.readHistograms(each); err != nil {
+		return nil, err
 	}
+	if err := sums.readCounters(each); err != nil {
+		return nil, err
+	}
+	return v.cards(sums, budgets), nil
+}
+
+// eachSeries runs a query over the window (its range a %s in q) and
+// calls fn for each series the filter selects: once under the series'
+// region, once under the fleet.
+type eachSeries func(q string, fn func(region string, s series)) error
+
+// readHistograms sums the buckets of the four timing rows, in either
+// flavour: vmrange (VictoriaMetrics) or le (Prometheus).
+func (s *vmSums) readHistograms(each eachSeries) error {
 	for i, name := range []string{"tfc", "gap", "tail", "close"} {
 		sel := `drill="none"`
 		if name == "tfc" {
 			sel += `,resumed="false"`
 		}
-		q := fmt.Sprintf(`sum by (region,target,sample,vmrange,le) (increase_pure(streamprobe_%s_seconds_bucket{%s}%s))`, name, sel, w)
-		err := add(q, func(region string, s series) {
-			c := cls(region, s.labels["target"], s.labels["sample"])
+		q := `sum by (region,target,sample,vmrange,le) (increase_pure(streamprobe_` + name + `_seconds_bucket{` + sel + `}%s))`
+		err := each(q, func(region string, sr series) {
+			c, target := s.class(region, sr.labels["target"], sr.labels["sample"]), sr.labels["target"]
 			switch {
-			case s.labels["vmrange"] != "":
-				lo, hi, ok := parseVMRange(s.labels["vmrange"])
+			case sr.labels["vmrange"] != "":
+				lo, hi, ok := parseVMRange(sr.labels["vmrange"])
 				if !ok {
 					return
 				}
-				flavour(region, s.labels["target"], "vmrange")
-				b := c.dists[i][s.labels["vmrange"]]
-				b.Lo, b.Hi, b.Count = lo*1000, hi*1000, b.Count+s.value
-				c.dists[i][s.labels["vmrange"]] = b
-			case s.labels["le"] != "":
-				le, err := strconv.ParseFloat(s.labels["le"], 64)
+				s.flavour(region, target, "vmrange")
+				b := c.dists[i][sr.labels["vmrange"]]
+				b.Lo, b.Hi, b.Count = lo*1000, hi*1000, b.Count+sr.value
+				c.dists[i][sr.labels["vmrange"]] = b
+			case sr.labels["le"] != "":
+				le, err := strconv.ParseFloat(sr.labels["le"], 64)
 				if err != nil {
 					return
 				}
-				flavour(region, s.labels["target"], "le")
-				c.le[i][le] += s.value
+				s.flavour(region, target, "le")
+				c.le[i][le] += sr.value
 			}
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	err := add(`sum by (region,target,sample,outcome) (increase_pure(streamprobe_runs_total{drill="none"}`+w+`))`, func(region string, s series) {
-		cls(region, s.labels["target"], s.labels["sample"]).outcomes[s.labels["outcome"]] += count(s.value)
-	})
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// readCounters sums the counters: the runs by outcome, the stalled and
+// the resumed runs of each class, the resume verdicts of its runs and of
+// the drills, and the drill runs.
+func (s *vmSums) readCounters(each eachSeries) error {
+	class := func(region string, sr series) *vmClass {
+		return s.class(region, sr.labels["target"], sr.labels["sample"])
 	}
-	err = add(`sum by (region,target,sample) (increase_pure(streamprobe_stalled_runs_total{drill="none"}`+w+`))`, func(region string, s series) {
-		cls(region, s.labels["target"], s.labels["sample"]).stalled += count(s.value)
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = add(`sum by (region,target,sample) (increase_pure(streamprobe_tfc_seconds_count{drill="none",resumed="true"}`+w+`))`, func(region string, s series) {
-		cls(region, s.labels["target"], s.labels["sample"]).resumed += count(s.value)
-	})
-	if err != nil {
-		return nil, err
-	}
-	drills := map[drillKey]*vmDrill{}
-	dr := func(region, target, drill string) *vmDrill {
-		k := drillKey{region, target, drill}
-		if drills[k] == nil {
-			drills[k] = &vmDrill{verdicts: map[string]int{}}
-		}
-		return drills[k]
-	}
-	err = add(`sum by (region,target,sample,drill,verdict,failed) (increase_pure(streamprobe_resume_checks_total`+w+`))`, func(region string, s series) {
-		n := count(s.value)
-		if s.labels["drill"] == probe.DrillNone {
-			c := cls(region, s.labels["target"], s.labels["sample"])
-			c.totalVerdicts += n
-			if s.labels["failed"] == "true" {
-				c.badVerdicts += n
+	for _, c := range []struct {
+		query string
+		add   func(region string, sr series)
+	}{
+		{`sum by (region,target,sample,outcome) (increase_pure(streamprobe_runs_total{drill="none"}%s))`, func(region string, sr series) {
+			class(region, sr).outcomes[sr.labels["outcome"]] += count(sr.value)
+		}},
+		{`sum by (region,target,sample) (increase_pure(streamprobe_stalled_runs_total{drill="none"}%s))`, func(region string, sr series) {
+			class(region, sr).stalled += count(sr.value)
+		}},
+		{`sum by (region,target,sample) (increase_pure(streamprobe_tfc_seconds_count{drill="none",resumed="true"}%s))`, func(region string, sr series) {
+			class(region, sr).resumed += count(sr.value)
+		}},
+		{`sum by (region,target,sample,drill,verdict,failed) (increase_pure(streamprobe_resume_checks_total%s))`, func(region string, sr series) {
+			n, failed := count(sr.value), sr.labels["failed"] == "true"
+			if sr.labels["drill"] == probe.DrillNone {
+				c := class(region, sr)
+				c.totalVerdicts += n
+				if failed {
+					c.badVerdicts += n
+				}
+				return
 			}
-			return
+			d := s.drill(region, sr.labels["target"], sr.labels["drill"])
+			d.verdicts[sr.labels["verdict"]] += n
+			if failed {
+				d.failed += n
+			}
+		}},
+		{`sum by (region,target,drill) (increase_pure(streamprobe_runs_total{drill!="none"}%s))`, func(region string, sr series) {
+			s.drill(region, sr.labels["target"], sr.labels["drill"]).runs += count(sr.value)
+		}},
+	} {
+		if err := each(c.query, c.add); err != nil {
+			return err
 		}
-		d := dr(region, s.labels["target"], s.labels["drill"])
-		d.verdicts[s.labels["verdict"]] += n
-		if s.labels["failed"] == "true" {
-			d.failed += n
-		}
-	})
-	if err != nil {
-		return nil, err
 	}
-	err = add(`sum by (region,target,drill) (increase_pure(streamprobe_runs_total{drill!="none"}`+w+`))`, func(region string, s series) {
-		dr(region, s.labels["target"], s.labels["drill"]).runs += count(s.value)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.cards(classes, drills, flavours, budgets), nil
+	return nil
 }
 
 // count is a counter increase as a count of runs.
@@ -307,28 +344,25 @@ func (c *vmClass) dist(i int) scorecard.Dist {
 	return scorecard.Dist{Buckets: bs}
 }
 
-func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, flavours map[[2]string]map[string]bool, budgets map[string]scorecard.Budget) []*scorecard.Card {
-	type cardKey struct{ region, target string }
+// cards makes the card of each region and target, and of each target's
+// fleet when there is more than one region.
+func (v VM) cards(sums *vmSums, budgets map[string]scorecard.Budget) []*scorecard.Card {
 	samples := map[cardKey]map[string]bool{}
 	regions := map[string]bool{}
-	for k := range classes {
-		ck := cardKey{k.region, k.target}
-		if samples[ck] == nil {
-			samples[ck] = map[string]bool{}
+	note := func(k cardKey) map[string]bool {
+		if samples[k] == nil {
+			samples[k] = map[string]bool{}
 		}
-		samples[ck][k.sample] = true
 		if k.region != "" {
 			regions[k.region] = true
 		}
+		return samples[k]
 	}
-	for k := range drills {
-		ck := cardKey{k.region, k.target}
-		if samples[ck] == nil {
-			samples[ck] = map[string]bool{}
-		}
-		if k.region != "" {
-			regions[k.region] = true
-		}
+	for k := range sums.classes {
+		note(cardKey{k.region, k.target})[k.sample] = true
+	}
+	for k := range sums.drills {
+		note(cardKey{k.region, k.target})
 	}
 	var cards []*scorecard.Card
 	for ck, present := range samples {
@@ -337,38 +371,12 @@ func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, f
 		}
 		var cl []scorecard.Class
 		for _, s := range sampleOrder(present) {
-			c := classes[classKey{ck.region, ck.target, s}]
-			x := scorecard.Class{Sample: s, TFC: c.dist(0), Gap: c.dist(1), Tail: c.dist(2), Close: c.dist(3),
-				Outcomes: c.outcomes, Stalled: c.stalled, Resumed: c.resumed}
-			x.Good = x.TFC.N()
-			intended := string(probe.Success)
-			if probe.Samples[s].Cancel {
-				intended = string(probe.ClientCancelled)
-			}
-			for o, n := range c.outcomes {
-				x.Runs += n
-				if o != intended {
-					x.Failed += n
-				}
-			}
-			x.BadVerdict = c.badVerdicts
-			x.Failed += c.badVerdicts
-			cl = append(cl, x)
+			cl = append(cl, sums.classes[classKey{ck.region, ck.target, s}].asClass(s))
 		}
-		var names []string
-		for k := range drills {
-			if k.region == ck.region && k.target == ck.target {
-				names = append(names, k.drill)
-			}
-		}
-		var ds []scorecard.Drill
-		for _, name := range drillOrder(names) {
-			ds = append(ds, vmDrillLine(name, drills[drillKey{ck.region, ck.target, name}]))
-		}
-		c := scorecard.BuildClasses(ck.target, cl, ds, budgets)
+		c := scorecard.BuildClasses(ck.target, cl, sums.drillLines(ck), budgets)
 		c.Region, c.Fleet = ck.region, ck.region == ""
 		if len(cl) > 0 {
-			c.Resolution = resolution(flavours[[2]string{ck.region, ck.target}])
+			c.Resolution = resolution(sums.flavours[ck])
 		}
 		c.Source = "VictoriaMetrics " + v.URL
 		if c.Fleet {
@@ -378,6 +386,42 @@ func (v VM) cards(classes map[classKey]*vmClass, drills map[drillKey]*vmDrill, f
 	}
 	order(cards)
 	return cards
+}
+
+// asClass is the scorecard class of the sample: its rows from the summed
+// buckets, its runs from the counters; a run counts as failed when its
+// outcome is not the one its sample intends, or its resume verdict
+// failed.
+func (c *vmClass) asClass(sample string) scorecard.Class {
+	x := scorecard.Class{Sample: sample, PromptSize: scorecard.PromptSize(sample), TFC: c.dist(0), Gap: c.dist(1), Tail: c.dist(2), Close: c.dist(3),
+		Outcomes: c.outcomes, Stalled: c.stalled, Resumed: c.resumed, BadVerdict: c.badVerdicts, Failed: c.badVerdicts}
+	x.Good = x.TFC.N()
+	intended := string(probe.Success)
+	if probe.Samples[sample].Cancel {
+		intended = string(probe.ClientCancelled)
+	}
+	for o, n := range c.outcomes {
+		x.Runs += n
+		if o != intended {
+			x.Failed += n
+		}
+	}
+	return x
+}
+
+// drillLines are the lines of the drills of a card, in drill order.
+func (s *vmSums) drillLines(ck cardKey) []scorecard.Drill {
+	var names []string
+	for k := range s.drills {
+		if k.region == ck.region && k.target == ck.target {
+			names = append(names, k.drill)
+		}
+	}
+	var ds []scorecard.Drill
+	for _, name := range drillOrder(names) {
+		ds = append(ds, vmDrillLine(name, s.drills[drillKey{ck.region, ck.target, name}]))
+	}
+	return ds
 }
 
 // vmDrillLine sums a drill's verdict counters into its card line; runs

@@ -174,7 +174,7 @@ func TestVictoriaMetricsCards(t *testing.T) {
 		t.Fatalf("cards %v", names)
 	}
 	for i, c := range cards {
-		tfc := cell(t, c, "tfc")
+		tfc := cell(t, c, "tfc").Timing
 		raw95 := pct95(raw[names[i]])
 		if tfc.P95Bucket == nil || raw95 < tfc.P95Bucket[0] || raw95 > tfc.P95Bucket[1] {
 			t.Errorf("%s: p95 TFC %v in bucket %v, the raw per-run p95 %v is not in it", names[i], deref(tfc.P95), tfc.P95Bucket, raw95)
@@ -184,8 +184,8 @@ func TestVictoriaMetricsCards(t *testing.T) {
 			n = 20
 		}
 		out := cell(t, c, "outcomes")
-		if tfc.N != n || out.Outcomes["success"] != n || out.Outcomes["timeout"] != n/10 || !out.Over {
-			t.Errorf("%s: tfc n %d, outcomes %v", names[i], tfc.N, out.Outcomes)
+		if tfc := cell(t, c, "tfc"); tfc.N != n || out.Outcomes.Counts["success"] != n || out.Outcomes.Counts["timeout"] != n/10 || !out.Over {
+			t.Errorf("%s: tfc n %d, outcomes %v", names[i], tfc.N, out.Outcomes.Counts)
 		}
 		flav := "vmrange"
 		if c.Target == "le" {
@@ -197,7 +197,7 @@ func TestVictoriaMetricsCards(t *testing.T) {
 		if len(c.Drills) != 1 || c.Drills[0].Failed != (c.Region != "eu") {
 			t.Errorf("%s: drills %+v", names[i], c.Drills)
 		}
-		if b := cell(t, c, "buffering"); !b.Unknown {
+		if b := cell(t, c, "buffering"); !b.Buffering.Unknown {
 			t.Errorf("%s: buffering from metrics should be unknown", names[i])
 		}
 	}

@@ -88,3 +88,92 @@ func (d Dist) quantile(q float64) (*float64, *[2]float64) {
 	last := d.Buckets[len(d.Buckets)-1]
 	return &last.Lo, &[2]float64{last.Lo, last.Hi}
 }
+
+// HistResolution is the relative width of a folded row's buckets: each
+// bucket's upper bound is 0.1% over its lower one, so a percentile from
+// them is within 0.1% of the exact one.
+const HistResolution = 0.001
+
+// histFloor and histCeil (ms) bound the log buckets: the values under
+// histFloor (0 and the sub-microsecond) share one bucket up to it, those
+// over histCeil (11 days) the top bucket up to the largest value.
+const histFloor, histCeil = 1e-3, 1e9
+
+var (
+	logGamma       = math.Log1p(HistResolution)
+	minIdx, maxIdx = bucketIdx(histFloor), bucketIdx(histCeil)
+)
+
+// bucketIdx is the log bucket of v: bucket i holds (gamma^(i-1), gamma^i].
+func bucketIdx(v float64) int { return int(math.Ceil(math.Log(v) / logGamma)) }
+
+// logHist counts values in log buckets; it holds at most maxIdx-minIdx+1
+// counts (27,646) whatever it is fed.
+type logHist struct {
+	base     int // the bucket of counts[0]
+	counts   []uint64
+	under    uint64 // values under histFloor
+	n        uint64
+	min, max float64
+}
+
+func (h *logHist) add(v float64) {
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if h.n == 0 || v > h.max {
+		h.max = v
+	}
+	h.n++
+	if !(v >= histFloor) {
+		h.under++
+		return
+	}
+	i := min(bucketIdx(v), maxIdx)
+	h.cover(i)
+	h.counts[i-h.base]++
+}
+
+// cover grows counts to hold bucket i, with room to spare on that side so
+// that a rising or falling series grows it a few times, not once a value.
+func (h *logHist) cover(i int) {
+	if len(h.counts) == 0 {
+		h.base, h.counts = i, make([]uint64, 1)
+		return
+	}
+	lo, hi := h.base, h.base+len(h.counts)
+	if i >= lo && i < hi {
+		return
+	}
+	slack := max(len(h.counts)/2, 64)
+	nlo, nhi := lo, hi
+	if i < lo {
+		nlo = max(minIdx, i-slack)
+	} else {
+		nhi = min(maxIdx+1, i+1+slack)
+	}
+	c := make([]uint64, nhi-nlo)
+	copy(c[lo-nlo:], h.counts)
+	h.base, h.counts = nlo, c
+}
+
+// buckets are the non-empty buckets, the outer ones narrowed to the
+// smallest and largest value.
+func (h *logHist) buckets() []Bucket {
+	var bs []Bucket
+	if h.under > 0 {
+		bs = append(bs, Bucket{Lo: h.min, Hi: min(histFloor, h.max), Count: float64(h.under)})
+	}
+	for k, n := range h.counts {
+		if n == 0 {
+			continue
+		}
+		i := h.base + k
+		lo, hi := math.Exp(float64(i-1)*logGamma), math.Exp(float64(i)*logGamma)
+		if i == maxIdx {
+			hi = max(hi, h.max)
+		}
+		bs = append(bs, Bucket{Lo: max(lo, h.min), Hi: min(hi, h.max), Count: float64(n)})
+	}
+	return bs
+}

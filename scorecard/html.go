@@ -1,15 +1,14 @@
 package scorecard
 
 import (
+	"cmp"
+	"embed"
 	"fmt"
-	"html"
+	"html/template"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/streamprobe/streamprobe/probe"
 )
 
 const css = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
@@ -22,6 +21,20 @@ svg.legend{border:none;background:none;margin:8px 0}
 .lead{stroke:#bbb;stroke-width:1}.ecdf{fill:none;stroke:#1f6feb;stroke-width:1.5}.dot{fill:#1f6feb;fill-opacity:.55}
 .bucket{stroke:#1f6feb;stroke-opacity:.35}.budget{stroke:#cf222e;stroke-width:1.5;stroke-dasharray:4 2}.pct{stroke:#222;stroke-width:1.5}
 text{font-size:11px;fill:#333}text.label{paint-order:stroke;stroke:#fafafa;stroke-width:4px;stroke-linejoin:round}text.small{font-size:10px;fill:#666}h2{margin-top:28px}.fail{color:#900}.pass{color:#2da44e}.note{color:#555}`
+
+// CSS is the style sheet of the report's marks, for pages that embed
+// Timeline.
+const CSS = css
+
+//go:embed html.tmpl svg.tmpl
+var templateFiles embed.FS
+
+// templates are the page (html.tmpl) and its drawings (svg.tmpl): every
+// text they show is escaped by html/template.
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"f0": func(v float64) string { return fmt.Sprintf("%.0f", v) },
+	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+}).ParseFS(templateFiles, "html.tmpl", "svg.tmpl"))
 
 // Page is what an HTML report says about itself.
 type Page struct {
@@ -39,6 +52,59 @@ func WriteHTML(w io.Writer, cards []*Card, runsPerSample int, generated time.Tim
 	return WritePage(w, Page{Title: "streamprobe check", Generated: generated, RunsPerSample: runsPerSample}, cards)
 }
 
+// pageView is what html.tmpl shows of a page.
+type pageView struct {
+	Page
+	CSS       template.CSS
+	Generated string
+	Legend    []legendGroup
+	Cards     []cardView
+}
+
+// cardView is what html.tmpl shows of a card.
+type cardView struct {
+	Title, Source, Resolution string
+	Pass                      bool
+	// RunsText counts a report's runs per class; check says its runs per
+	// sample once, for the page.
+	RunsText string
+	// Table is nil for a card without classes.
+	Table *tableView
+	// Red says why each red cell is red.
+	Red       []string
+	Drills    []drillView
+	Triage    []string
+	Timelines []timelineGroup
+}
+
+// tableView is the card's cells, a column per class.
+type tableView struct {
+	Samples []string
+	Rows    []rowView
+}
+
+type rowView struct {
+	Name  string
+	Cells []cellView
+}
+
+// cellView is a cell as its text and mark, Class "ok" or "over" (red),
+// and a timing cell's distribution.
+type cellView struct {
+	Class, Text, Mark string
+	Strip             *stripView
+}
+
+type drillView struct {
+	Drill, Class, Verdict, Detail string
+}
+
+// timelineGroup is a heading and the timelines under it.
+type timelineGroup struct {
+	Heading string
+	Runs    []timelineView
+}
+
 // WritePage writes one self-contained HTML file (no external assets): a
 // legend, then per card the scorecard, each timing cell with the
 // distribution of its per-run values (an ECDF, a dot per value up to
@@ -46,100 +112,11 @@ func WriteHTML(w io.Writer, cards []*Card, runsPerSample int, generated time.Tim
 // have their chunk times (check), a timeline of the p50 run and the
 // worst run per class and of each drill run, on a time axis in ms.
 func WritePage(w io.Writer, p Page, cards []*Card) error {
-	var b strings.Builder
-	title := html.EscapeString(p.Title)
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title + "</title><style>" + css + "</style></head><body>\n")
-	fmt.Fprintf(&b, "<h1>%s</h1><p>", title)
-	if p.RunsPerSample > 0 {
-		fmt.Fprintf(&b, "%d runs per sample; ", p.RunsPerSample)
-	}
-	if p.Window != "" {
-		fmt.Fprintf(&b, "%s; ", html.EscapeString(p.Window))
-	}
-	fmt.Fprintf(&b, "generated %s. Cells: p50 / p95 against the p95 budget. Percentiles across runs come from the raw per-run values (or summed histogram buckets), never from averaged percentiles.</p>\n",
-		html.EscapeString(p.Generated.UTC().Format(time.RFC3339)))
-	legend(&b)
+	v := pageView{Page: p, CSS: template.CSS(css), Generated: p.Generated.UTC().Format(time.RFC3339), Legend: legend()}
 	for _, c := range cards {
-		verdict := `<span class="pass">PASS</span>`
-		if !c.Pass {
-			verdict = `<span class="fail">FAIL</span>`
-		}
-		fmt.Fprintf(&b, "<h2>%s: %s</h2>\n", html.EscapeString(c.Title()), verdict)
-		if c.Source != "" || c.Resolution != "" {
-			b.WriteString(`<p class="note">`)
-			if c.Source != "" {
-				fmt.Fprintf(&b, "From %s. ", html.EscapeString(c.Source))
-			}
-			if c.Resolution != "" {
-				fmt.Fprintf(&b, "Resolution: %s.", html.EscapeString(c.Resolution))
-			}
-			b.WriteString("</p>\n")
-		}
-		if len(c.Samples) > 0 {
-			if p.RunsPerSample == 0 {
-				fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(c.runsText(0)))
-			}
-			scoreTable(&b, c)
-		}
-		if red := c.RedCells(); len(red) > 0 {
-			b.WriteString("<ul class=\"why\">")
-			for _, ce := range red {
-				fmt.Fprintf(&b, "<li>%s %s: %s</li>", html.EscapeString(ce.Sample), html.EscapeString(rowNames[ce.Row]), html.EscapeString(ce.Why))
-			}
-			b.WriteString("</ul>\n")
-		}
-		if len(c.Drills) > 0 {
-			b.WriteString("<table><tr><th>drill</th><th>verdict</th><th>detail</th></tr>\n")
-			for _, d := range c.Drills {
-				class := "ok"
-				if d.Failed {
-					class = "over"
-				}
-				fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"%s\">%s</td><td>%s</td></tr>\n", html.EscapeString(d.Drill), class, html.EscapeString(d.Verdict), html.EscapeString(strings.TrimSpace(d.Detail+" "+d.Error)))
-			}
-			b.WriteString("</table>\n")
-		}
-		if len(c.Triage) > 0 {
-			b.WriteString("<h3>triage</h3><ul>")
-			for _, t := range c.Triage {
-				fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(t))
-			}
-			b.WriteString("</ul>\n")
-		}
-		for _, s := range c.Samples {
-			p50, worst := c.Representative(s)
-			if p50 == nil || len(p50.Chunks) == 0 {
-				continue
-			}
-			fmt.Fprintf(&b, "<h3>%s: timelines</h3>\n", html.EscapeString(s))
-			timeline(&b, "p50 run (by TFC)", p50)
-			if worst != p50 && len(worst.Chunks) > 0 {
-				timeline(&b, "worst run (largest gap)", worst)
-			}
-		}
-		for i := range c.drills {
-			r := &c.drills[i]
-			fmt.Fprintf(&b, "<h3>drill %s: timeline</h3>\n", html.EscapeString(r.Record.Drill))
-			timeline(&b, "drill run", r)
-		}
+		v.Cards = append(v.Cards, cardViewOf(c, p.RunsPerSample))
 	}
-	// Counts what the browser drew, and the text labels whose boxes
-	// overlap, so a headless browser's DOM dump can be checked against
-	// the data.
-	b.WriteString(`<script>
-for(const s of document.querySelectorAll("svg")){
-const q=c=>s.querySelectorAll(c).length;
-s.dataset.ticksRendered=q(".tick");s.dataset.stallsRendered=q(".stall");s.dataset.bandsRendered=q(".reconnect");
-s.dataset.axisTicksRendered=q(".axis-tick");s.dataset.dotsRendered=q(".dot");s.dataset.budgetsRendered=q(".budget");s.dataset.ecdfRendered=q(".ecdf");
-const texts=[...s.querySelectorAll("text")],boxes=texts.map(t=>t.getBoundingClientRect());let n=0,which=[];
-for(let i=0;i<boxes.length;i++)for(let j=i+1;j<boxes.length;j++){const a=boxes[i],b=boxes[j];
-if(a.left<b.right&&b.left<a.right&&a.top<b.bottom&&b.top<a.bottom){n++;which.push(texts[i].textContent+" / "+texts[j].textContent)}}
-s.dataset.overlaps=n;if(n)s.dataset.overlapping=which.join("; ");
-const r=s.getBoundingClientRect();let out=0;for(const t of s.querySelectorAll("text")){const x=t.getBoundingClientRect();if(x.left<r.left-0.5||x.right>r.right+0.5||x.top<r.top-0.5||x.bottom>r.bottom+0.5)out++}
-s.dataset.outside=out}
-document.body.dataset.rendered="1"</script>` + "\n</body></html>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return templates.ExecuteTemplate(w, "page", v)
 }
 
 // Timeline returns one run's timeline as an SVG element (ticks per chunk,
@@ -147,68 +124,83 @@ document.body.dataset.rendered="1"</script>` + "\n</body></html>\n")
 // CSS: the daemon's status page draws its latest runs with it.
 func Timeline(title string, r *Run) string {
 	var b strings.Builder
-	timeline(&b, title, r)
+	if err := templates.ExecuteTemplate(&b, "timeline", timelineOf(title, r)); err != nil {
+		// The template and its view are fixed: an error is a bug the
+		// tests catch.
+		panic(err)
+	}
 	return b.String()
 }
 
-// CSS is the style sheet of the report's marks, for pages that embed
-// Timeline.
-const CSS = css
-
-// legend explains every mark of the timelines and the cells' plots.
-func legend(b *strings.Builder) {
-	b.WriteString(`<svg class="legend" width="960" height="44" role="img" aria-label="legend">`)
-	x := 4.0
-	item := func(mark, label string) {
-		b.WriteString(strings.ReplaceAll(mark, "X", fmt.Sprintf("%.0f", x)))
-		fmt.Fprintf(b, `<text x="%.0f" y="18">%s</text>`, x+20, label)
-		x += 26 + labelWidth(label)
+// cardViewOf is the card as the page shows it.
+func cardViewOf(c *Card, runsPerSample int) cardView {
+	v := cardView{Title: c.Title(), Source: c.Source, Resolution: c.Resolution, Pass: c.Pass, Triage: c.Triage}
+	if len(c.Samples) > 0 {
+		if runsPerSample == 0 {
+			v.RunsText = c.runsText(0)
+		}
+		v.Table = c.table()
 	}
-	b.WriteString(`<g transform="translate(0,0)">`)
-	item(`<line class="tick" x1="X" x2="X" y1="6" y2="22" transform="translate(6,0)"/>`, "chunk")
-	item(`<line class="tfc" x1="X" x2="X" y1="4" y2="24" transform="translate(6,0)"/>`, "first chunk (TFC)")
-	item(`<rect class="stall" x="X" y="6" width="14" height="16"/>`, "gap over 250 ms")
-	item(`<rect class="reconnect" x="X" y="6" width="14" height="16"/>`, "reconnect (drop to first chunk after)")
-	item(`<line class="end" x1="X" x2="X" y1="4" y2="24" transform="translate(6,0)"/>`, "end marker")
-	b.WriteString(`</g>`)
-	x = 4
-	b.WriteString(`<g transform="translate(0,22)">`)
-	item(`<circle class="dot" cx="X" cy="13" r="3" transform="translate(6,0)"/>`, "one run (gap cells: one gap)")
-	item(`<path class="ecdf" d="MX 20 h5 v-6 h5 v-6 h4"/>`, "share of runs at or under a value (ECDF)")
-	item(`<line class="pct" x1="X" x2="X" y1="6" y2="20" transform="translate(6,0)"/>`, "p50, p95")
-	item(`<line class="budget" x1="X" x2="X" y1="4" y2="22" transform="translate(6,0)"/>`, "p95 budget")
-	b.WriteString("</g></svg>\n")
+	for _, ce := range c.RedCells() {
+		v.Red = append(v.Red, ce.Sample+" "+rowNames[ce.Row]+": "+ce.Why)
+	}
+	for _, d := range c.Drills {
+		dv := drillView{Drill: d.Drill, Class: "ok", Verdict: d.Verdict, Detail: strings.TrimSpace(d.Detail + " " + d.Error)}
+		if d.Failed {
+			dv.Class = "over"
+		}
+		v.Drills = append(v.Drills, dv)
+	}
+	v.Timelines = c.timelines()
+	return v
 }
 
-// scoreTable writes the card's cells as a table, red cells marked, each
-// timing cell with its distribution.
-func scoreTable(b *strings.Builder, c *Card) {
-	b.WriteString("<table><tr><th></th>")
-	for _, s := range c.Samples {
-		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(s))
-	}
-	b.WriteString("</tr>\n")
+// table is the card's cells, red cells marked, each timing cell with its
+// distribution.
+func (c *Card) table() *tableView {
+	t := &tableView{Samples: c.Samples}
 	for _, row := range Rows {
-		fmt.Fprintf(b, "<tr><th>%s</th>", html.EscapeString(rowNames[row]))
+		rv := rowView{Name: rowNames[row]}
 		for _, s := range c.Samples {
 			ce := c.cell(row, s)
-			text, mark := cellText(ce)
-			class := ""
-			switch mark {
+			cv := cellView{}
+			cv.Text, cv.Mark = ce.text()
+			switch cv.Mark {
 			case "ok":
-				class = ` class="ok"`
+				cv.Class = "ok"
 			case "OVER", "FAIL":
-				class = ` class="over"`
+				cv.Class = "over"
 			}
-			fmt.Fprintf(b, "<td%s>%s %s", class, html.EscapeString(text), html.EscapeString(mark))
 			if d, ok := c.dist(row, s); ok && d.N() > 0 {
-				strip(b, ce, d)
+				cv.Strip = stripOf(ce, d)
 			}
-			b.WriteString("</td>")
+			rv.Cells = append(rv.Cells, cv)
 		}
-		b.WriteString("</tr>\n")
+		t.Rows = append(t.Rows, rv)
 	}
-	b.WriteString("</table>\n")
+	return t
+}
+
+// timelines are the runs a card draws: per class its p50 run and its
+// worst run, and each drill run. A report's card has no runs to draw.
+func (c *Card) timelines() []timelineGroup {
+	var out []timelineGroup
+	for _, s := range c.Samples {
+		p50, worst := c.Representative(s)
+		if p50 == nil || len(p50.Chunks) == 0 {
+			continue
+		}
+		g := timelineGroup{Heading: s + ": timelines", Runs: []timelineView{timelineOf("p50 run (by TFC)", p50)}}
+		if worst != p50 && len(worst.Chunks) > 0 {
+			g.Runs = append(g.Runs, timelineOf("worst run (largest gap)", worst))
+		}
+		out = append(out, g)
+	}
+	for i := range c.drills {
+		r := &c.drills[i]
+		out = append(out, timelineGroup{Heading: "drill " + r.Record.Drill + ": timeline", Runs: []timelineView{timelineOf("drill run", r)}})
+	}
+	return out
 }
 
 // dist is the distribution behind a timing cell.
@@ -230,306 +222,34 @@ func (c *Card) dist(row, s string) (Dist, bool) {
 	return Dist{}, false
 }
 
-// maxDots is the most values a cell draws as dots; beyond, the ECDF
-// alone shows them.
-const maxDots = 200
-
-// ecdfPoints is the most steps an ECDF path has: a day of gaps is
-// thinned to this many quantiles.
-const ecdfPoints = 400
-
-// strip draws a cell's distribution: the ECDF of the values (or of the
-// buckets), a dot per value below it, the p50 and p95 marks and the budget
-// line, on an axis in ms.
-func strip(b *strings.Builder, ce *Cell, d Dist) {
-	const width, left, right, top, plotH = 260.0, 8.0, 12.0, 6.0, 40.0
-	hi := 1.0
-	for _, v := range d.Values {
-		hi = max(hi, v)
-	}
-	for _, bk := range d.Buckets {
-		if !math.IsInf(bk.Hi, 1) {
-			hi = max(hi, bk.Hi)
-		} else {
-			hi = max(hi, bk.Lo)
+// Representative picks the runs a report draws for a class: the p50 run
+// by TFC and the worst run by its largest gap.
+func (c *Card) Representative(s string) (p50, worst *Run) {
+	var good []*Run
+	for i := range c.runs[s] {
+		r := &c.runs[s][i]
+		if r.Record.TFCMs != nil {
+			good = append(good, r)
 		}
 	}
-	if ce.Budget != nil {
-		hi = max(hi, *ce.Budget)
+	if len(good) == 0 {
+		return nil, nil
 	}
-	span, step := axisSpan(hi*1.05, width-left-right)
-	x := func(ms float64) float64 { return left + min(ms, span)/span*(width-left-right) }
-	base := top + plotH
-	y := func(share float64) float64 { return base - share*plotH }
-	dots := 0
-	if d.Buckets == nil && len(d.Values) <= maxDots {
-		dots = len(d.Values)
-	}
-	height := base + 30.0
-	if dots > 0 {
-		height += 12
-	}
-	budget := ""
-	if ce.Budget != nil {
-		budget = fmt.Sprintf(` data-budget="%g"`, *ce.Budget)
-	}
-	fmt.Fprintf(b, `<svg class="strip" width="%.0f" height="%.0f" data-row="%s" data-sample="%s" data-n="%d" data-dots="%d"%s role="img" aria-label="%s %s: distribution of per-run values">`,
-		width, height, ce.Row, html.EscapeString(ce.Sample), d.N(), dots, budget, html.EscapeString(ce.Sample), rowNames[ce.Row])
-	// The ECDF: the share of values at or under each value.
-	var path strings.Builder
-	fmt.Fprintf(&path, "M%.1f %.1f", x(0), y(0))
-	if d.Buckets == nil {
-		s := slices.Clone(d.Values)
-		slices.Sort(s)
-		n := len(s)
-		stepN := max(1, n/ecdfPoints)
-		for i := 0; i < n; i += stepN {
-			fmt.Fprintf(&path, " H%.1f V%.1f", x(s[i]), y(float64(min(n, i+stepN))/float64(n)))
-		}
-	} else {
-		// Flat up to the first bucket, then straight within each bucket
-		// (where the values lie is not known inside it). A folded row's
-		// thousands of fine buckets are thinned to ecdfPoints steps and
-		// not marked.
-		total, cum, drawn := float64(d.N()), 0.0, 0.0
-		fmt.Fprintf(&path, " L%.1f %.1f", x(d.Buckets[0].Lo), y(0))
-		for i, bk := range d.Buckets {
-			cum += bk.Count
-			if d.ranked && i < len(d.Buckets)-1 && cum-drawn < total/ecdfPoints {
-				continue
-			}
-			drawn = cum
-			end := bk.Hi
-			if math.IsInf(end, 1) {
-				end = span
-			}
-			fmt.Fprintf(&path, " L%.1f %.1f", x(end), y(cum/total))
-			if !d.ranked {
-				fmt.Fprintf(b, `<line class="bucket" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(end), x(end), base, base-4)
-			}
+	slices.SortStableFunc(good, func(a, b *Run) int { return cmp.Compare(*a.Record.TFCMs, *b.Record.TFCMs) })
+	idx := min(len(good)-1, int(float64(len(good)-1)/2+0.5))
+	p50 = good[idx]
+	worst = good[0]
+	for _, r := range good {
+		if maxGap(r) > maxGap(worst) {
+			worst = r
 		}
 	}
-	fmt.Fprintf(&path, " H%.1f", x(span))
-	fmt.Fprintf(b, `<path class="ecdf" d="%s"/>`, path.String())
-	if dots > 0 {
-		for i, v := range d.Values {
-			// A fixed jitter, so equal values stay visible.
-			fmt.Fprintf(b, `<circle class="dot" cx="%.1f" cy="%.1f" r="2.5"><title>%s</title></circle>`, x(v), base+6+float64(i%3)*3, msText(v))
-		}
-	}
-	axisY := height - 16
-	fmt.Fprintf(b, `<line class="axis" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(0), x(span), axisY, axisY)
-	axisTicks(b, x, span, step, axisY)
-	var labels []label
-	mark := func(v *float64, name string) {
-		if v != nil {
-			fmt.Fprintf(b, `<line class="pct" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>%s %s</title></line>`, x(*v), x(*v), top, base, name, msText(*v))
-			labels = append(labels, label{x: x(*v) + 2, text: name})
-		}
-	}
-	mark(ce.P50, "p50")
-	mark(ce.P95, "p95")
-	if ce.Budget != nil {
-		fmt.Fprintf(b, `<line class="budget" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>p95 budget %s</title></line>`, x(*ce.Budget), x(*ce.Budget), top-4, base, msText(*ce.Budget))
-		labels = append(labels, label{x: x(*ce.Budget) + 2, text: "budget"})
-	}
-	// The marks' names, in lanes at the top of the plot.
-	for _, l := range layout(labels, width-2) {
-		fmt.Fprintf(b, `<text class="small" x="%.1f" y="%.1f">%s</text>`, l.x, top+8+float64(l.lane)*11, l.text)
-	}
-	b.WriteString("</svg>")
+	return p50, worst
 }
 
-// axisSpan picks an axis for values up to hi drawn over px pixels: the
-// smallest step of 1, 2 or 5 times a power of ten whose tick labels
-// (the widest, the last with its unit) keep apart, and the span, a whole
-// number of steps.
-func axisSpan(hi, px float64) (span, step float64) {
-	step = niceStep(hi, px/40)
-	for range 30 {
-		span = math.Ceil(hi/step) * step
-		gap := step / span * px
-		// The last label ends at its tick; the one before is centred.
-		if gap >= labelWidth(trimFloat(span)+" ms")+labelWidth(trimFloat(span))/2+6 {
-			return span, step
-		}
-		step = niceStep(step*1.01, 1)
-	}
-	return span, step
-}
-
-// niceStep is a step of 1, 2 or 5 times a power of ten that cuts span
-// into at most n parts.
-func niceStep(span, n float64) float64 {
-	if span <= 0 || n < 1 {
-		return 1
-	}
-	raw := span / n
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// axisTicks draws the ticks of a time axis at y, every step ms, labelled
-// in ms (the last one with its unit).
-func axisTicks(b *strings.Builder, x func(float64) float64, span, step, y float64) {
-	n := int(math.Round(span / step))
-	for i := 0; i <= n; i++ {
-		v := float64(i) * step
-		fmt.Fprintf(b, `<line class="axis-tick" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(v), x(v), y, y+4)
-		text := trimFloat(v)
-		if i == n {
-			text += " ms"
-		}
-		anchor := "middle"
-		switch {
-		case i == 0:
-			anchor = "start"
-		case i == n:
-			anchor = "end"
-		}
-		fmt.Fprintf(b, `<text class="small" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(v), y+14, anchor, text)
-	}
-}
-
-func trimFloat(v float64) string {
-	s := fmt.Sprintf("%.3f", v)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
-}
-
-// label is a text placed at x (its left edge) in a lane.
-type label struct {
-	x    float64
-	text string
-	lane int
-}
-
-// labelWidth is a generous estimate of a label's width in px at the
-// report's 11 px font.
-func labelWidth(s string) float64 { return 6.6*float64(len(s)) + 4 }
-
-// layout puts each label in the first lane where it overlaps no label
-// already there, after moving it left if it would pass maxX; labels keep
-// their order.
-func layout(in []label, maxX float64) []label {
-	out := slices.Clone(in)
-	slices.SortStableFunc(out, func(a, b label) int {
-		switch {
-		case a.x < b.x:
-			return -1
-		case a.x > b.x:
-			return 1
-		}
+func maxGap(r *Run) float64 {
+	if r.Record.Gaps.MaxMs == nil {
 		return 0
-	})
-	var ends []float64 // the right edge of the last label of each lane
-	for i := range out {
-		w := labelWidth(out[i].text)
-		out[i].x = max(0, min(out[i].x, maxX-w))
-		lane := 0
-		for lane < len(ends) && out[i].x < ends[lane]+4 {
-			lane++
-		}
-		if lane == len(ends) {
-			ends = append(ends, 0)
-		}
-		ends[lane] = out[i].x + w
-		out[i].lane = lane
 	}
-	return out
-}
-
-// lanes is the number of lanes a layout used.
-func lanes(ls []label) int {
-	n := 0
-	for _, l := range ls {
-		n = max(n, l.lane+1)
-	}
-	return n
-}
-
-// timeline draws one run on a time axis in ms: a tick per chunk, TFC
-// marked, gaps over 250 ms highlighted, reconnects as shaded bands with
-// their handshake time, and the end marker. The marks' labels go in lanes
-// under the axis, so none covers another.
-func timeline(b *strings.Builder, title string, r *Run) {
-	const width, left, right = 960.0, 10.0, 20.0
-	span := 1.0
-	for _, c := range r.Chunks {
-		span = max(span, c)
-	}
-	if r.End != nil {
-		span = max(span, *r.End)
-	}
-	for _, bd := range r.Bands {
-		span = max(span, bd.FirstChunkMs)
-	}
-	span, step := axisSpan(span*1.02, width-left-right)
-	x := func(ms float64) float64 { return left + ms/span*(width-left-right) }
-	var labels []label
-	for _, bd := range r.Bands {
-		labels = append(labels, label{x: x(bd.DropMs), text: fmt.Sprintf("reconnect, handshake %.0f ms", bd.HandshakeMs)})
-	}
-	if len(r.Chunks) > 0 {
-		labels = append(labels, label{x: x(r.Chunks[0]) + 3, text: fmt.Sprintf("TFC %.0f ms", r.Chunks[0])})
-	}
-	if r.End != nil {
-		labels = append(labels, label{x: x(*r.End) + 3, text: "end"})
-	}
-	placed := layout(labels, width-2)
-	const axisY, laneTop, laneH = 62.0, 96.0, 13.0
-	height := laneTop + float64(lanes(placed))*laneH
-	rec := r.Record
-	fmt.Fprintf(b, `<svg class="timeline" width="%.0f" height="%.0f" data-request-id="%s" data-chunks="%d" data-stalls="%d" data-bands="%d" data-lanes="%d" role="img" aria-label="%s">`,
-		width, height, html.EscapeString(rec.RequestID), len(r.Chunks), rec.Stalls, len(r.Bands), lanes(placed), html.EscapeString(title))
-	fmt.Fprintf(b, `<text x="%.0f" y="14">%s: %s, %s, %d chunks, %s</text>`, left, html.EscapeString(title),
-		html.EscapeString(rec.Sample), html.EscapeString(string(rec.Outcome)), len(r.Chunks), html.EscapeString(rec.RequestID))
-	for _, bd := range r.Bands {
-		fmt.Fprintf(b, `<rect class="reconnect" x="%.1f" y="22" width="%.1f" height="40"><title>reconnect %.0f to %.0f ms</title></rect>`,
-			x(bd.DropMs), max(1, x(bd.FirstChunkMs)-x(bd.DropMs)), bd.DropMs, bd.FirstChunkMs)
-	}
-	for i := 1; i < len(r.Chunks); i++ {
-		if r.Chunks[i]-r.Chunks[i-1] > probe.StallThresholdMs && !inBand(r, i) {
-			fmt.Fprintf(b, `<rect class="stall" x="%.1f" y="26" width="%.1f" height="34"><title>stall %.0f ms</title></rect>`,
-				x(r.Chunks[i-1]), x(r.Chunks[i])-x(r.Chunks[i-1]), r.Chunks[i]-r.Chunks[i-1])
-		}
-	}
-	for _, c := range r.Chunks {
-		fmt.Fprintf(b, `<line class="tick" x1="%.1f" x2="%.1f" y1="34" y2="%.0f"/>`, x(c), x(c), axisY)
-	}
-	if len(r.Chunks) > 0 {
-		fmt.Fprintf(b, `<line class="tfc" x1="%.1f" x2="%.1f" y1="24" y2="%.0f"/>`, x(r.Chunks[0]), x(r.Chunks[0]), axisY+2)
-	}
-	if r.End != nil {
-		fmt.Fprintf(b, `<line class="end" x1="%.1f" x2="%.1f" y1="24" y2="%.0f"/>`, x(*r.End), x(*r.End), axisY+2)
-	}
-	fmt.Fprintf(b, `<line class="axis" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f"/>`, x(0), x(span), axisY, axisY)
-	axisTicks(b, x, span, step, axisY)
-	// A thin lead from each label up to its mark, under every label (a
-	// halo keeps a lead from crossing a label of a higher lane).
-	for _, l := range placed {
-		ly := laneTop + float64(l.lane)*laneH - 3
-		fmt.Fprintf(b, `<line class="lead" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.1f"/>`, l.x+1, l.x+1, axisY+20, ly-9)
-	}
-	for i, l := range placed {
-		ly := laneTop + float64(l.lane)*laneH - 3
-		fmt.Fprintf(b, `<text class="label" x="%.1f" y="%.1f" data-label="%d">%s</text>`, l.x+3, ly, i, html.EscapeString(l.text))
-	}
-	b.WriteString("</svg>\n")
-}
-
-// inBand reports whether a chunk is the first after a reconnect: that
-// interval is a resume stall, drawn as the band, not as a gap.
-func inBand(r *Run, chunk int) bool {
-	for _, bd := range r.Bands {
-		if chunk == bd.Chunk {
-			return true
-		}
-	}
-	return false
+	return *r.Record.Gaps.MaxMs
 }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,26 +158,55 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 }
 
-// duplicateCard has a duplicate drill's run as the probe records it: the
-// server drops three times within 400 ms, and each reconnect is a band
-// with its label.
-func duplicateCard() *Card {
-	r := run("long", 0, probe.Success, []float64{100, 140, 180, 300, 420, 540, 580}, ptr(600), 0)
-	r.Record.Drill, r.Record.RequestID, r.Record.Resumed = "duplicate", "drill-dup", true
-	r.Record.Verdict = probe.VerdictPass
-	r.Bands = []Band{{DropMs: 185, FirstChunkMs: 300, HandshakeMs: 90, Chunk: 3}, {DropMs: 305, FirstChunkMs: 420, HandshakeMs: 95, Chunk: 4}, {DropMs: 425, FirstChunkMs: 540, HandshakeMs: 93, Chunk: 5}}
-	return Build("api-sse", nil, nil, []Run{r}, nil)
+// The HTML of a folded row draws its ECDF in at most ecdfPoints steps,
+// without a mark per bucket: the page of 200,000 runs stays small.
+func TestFoldedRowsDrawBounded(t *testing.T) {
+	b, _, _ := feed(200_000)
+	c := BuildClasses("api", []Class{b.Class()}, nil, nil)
+	var page strings.Builder
+	if err := WritePage(&page, Page{Title: "report"}, []*Card{c}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page.String(), `class="bucket"`); n != 0 {
+		t.Errorf("%d bucket marks for the folded rows", n)
+	}
+	for _, path := range strings.Split(page.String(), `<path class="ecdf" d="`)[1:] {
+		if steps := strings.Count(path[:strings.Index(path, `"`)], " L"); steps > ecdfPoints+2 {
+			t.Errorf("an ECDF of %d steps, over %d", steps, ecdfPoints+2)
+		}
+	}
+	if page.Len() > 200<<10 {
+		t.Errorf("the page is %d KiB", page.Len()>>10)
+	}
+	t.Logf("page %d KiB", page.Len()>>10)
 }
 
-// Labels closer than their width go to separate lanes; labels far apart
-// share one; a label past the edge is moved back inside.
-func TestLayout(t *testing.T) {
-	got := layout([]label{{x: 10, text: "reconnect, handshake 90 ms"}, {x: 60, text: "reconnect, handshake 95 ms"}, {x: 400, text: "end"}, {x: 955, text: "TFC 9 ms"}}, 958)
-	lanes := []int{got[0].lane, got[1].lane, got[2].lane, got[3].lane}
-	if !slices.Equal(lanes, []int{0, 1, 0, 0}) {
-		t.Errorf("lanes %v", lanes)
+// Every text of a card reaches the page through html/template: names,
+// errors, details and request ids that hold markup show as text, in
+// elements and in attributes, and the page runs no script but its own.
+func TestHTMLEscapesEveryText(t *testing.T) {
+	const evil = `<script>alert(1)</script><b onmouseover="x">'`
+	r := run("short"+evil, 0, probe.Success, []float64{100, 140, 600}, ptr(700), 3)
+	r.Record.RequestID = "id" + evil
+	drill := run("long", 1, probe.UpstreamError, []float64{100}, nil, 0)
+	drill.Record.Drill, drill.Record.Verdict, drill.Record.Error, drill.Record.ResumeDetail = "drop"+evil, probe.Verdict("v"+evil), "boom"+evil, "detail"+evil
+	c := Build("api"+evil, []string{"short" + evil}, map[string][]Run{"short" + evil: {r}}, []Run{drill}, map[string]Budget{"short" + evil: {TFC: 10}})
+	c.Source, c.Resolution = "source"+evil, "resolution"+evil
+	var b bytes.Buffer
+	if err := WritePage(&b, Page{Title: "title" + evil, Window: "window" + evil}, []*Card{c}); err != nil {
+		t.Fatal(err)
 	}
-	if got[3].x+labelWidth(got[3].text) > 958 {
-		t.Errorf("label past the edge: %+v", got[3])
+	page := b.String()
+	if n := strings.Count(page, "<script"); n != 1 {
+		t.Errorf("%d script elements, want the page's own", n)
+	}
+	if strings.Contains(page, "<b ") || strings.Contains(page, `"x"`) {
+		t.Errorf("markup from the card reached the page:\n%s", page)
+	}
+	for _, want := range []string{"title&lt;script&gt;", "api&lt;script&gt;", `data-request-id="id&lt;script&gt;alert(1)&lt;/script&gt;&lt;b onmouseover=&#34;x&#34;&gt;&#39;"`,
+		"boom&lt;script&gt;", "detail&lt;script&gt;", "source&lt;script&gt;", "resolution&lt;script&gt;", "window&lt;script&gt;"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }

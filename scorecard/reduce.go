@@ -3,7 +3,6 @@ package scorecard
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -18,193 +17,72 @@ import (
 // stay far under it: its cards are exact.
 const ExactValues = 100_000
 
-// HistResolution is the relative width of a folded row's buckets: each
-// bucket's upper bound is 0.1% over its lower one, so a percentile from
-// them is within 0.1% of the exact one.
-const HistResolution = 0.001
-
 // KeptIDs is how many request ids a class keeps at each end: the first
 // KeptIDs and the last KeptIDs of its runs; the ones between are counted.
 const KeptIDs = 100
-
-// histFloor and histCeil (ms) bound the log buckets: the values under
-// histFloor (0 and the sub-microsecond) share one bucket up to it, those
-// over histCeil (11 days) the top bucket up to the largest value.
-const histFloor, histCeil = 1e-3, 1e9
 
 // maxKinds bounds the outcome and verdict names a class or a drill counts
 // apart; past it, a new name counts as "other".
 const maxKinds = 16
 
-var (
-	logGamma       = math.Log1p(HistResolution)
-	minIdx, maxIdx = bucketIdx(histFloor), bucketIdx(histCeil)
-)
-
-// bucketIdx is the log bucket of v: bucket i holds (gamma^(i-1), gamma^i].
-func bucketIdx(v float64) int { return int(math.Ceil(math.Log(v) / logGamma)) }
-
-// logHist counts values in log buckets; it holds at most maxIdx-minIdx+1
-// counts (27,646) whatever it is fed.
-type logHist struct {
-	base     int // the bucket of counts[0]
-	counts   []uint64
-	under    uint64 // values under histFloor
-	n        uint64
-	min, max float64
+// Class is what a card needs of one sample class, whether it comes from
+// runs (check, results logs: ClassOf) or from histogram buckets and
+// counters (VictoriaMetrics).
+type Class struct {
+	Sample string
+	// PromptSize is the size in bytes of the sample's prompt
+	// (probe.Sample.Prompt), 0 for a sample this binary does not know:
+	// triage compares the classes' TFC by it.
+	PromptSize int
+	// TFC, Gap, Tail and Close hold the values of the runs that ended as
+	// the sample intends and were not resumed (every gap of them, pooled).
+	TFC, Gap, Tail, Close Dist
+	// Runs counts every run; Good the runs the cells measure; Stalled
+	// those of Good with a gap over 250 ms; Resumed the resumed runs.
+	Runs, Good, Stalled, Resumed int
+	// Outcomes counts the runs by outcome; Failed the runs that did not
+	// pass, BadVerdict those of them failed by a resume verdict only.
+	Outcomes           map[string]int
+	Failed, BadVerdict int
+	// Buffering is nil when the source cannot tell (the metrics carry no
+	// bursts).
+	Buffering *BufferingRuns
+	// Tokens are the completion tokens of the intended runs, TPS the
+	// visible tokens/s of every run that had them.
+	Tokens, TPS Dist
+	// RequestIDs are the runs' request ids, the first and the last
+	// KeptIDs when there are more; RequestIDCount counts them all.
+	RequestIDs     []string
+	RequestIDCount int
+	// FailedRun is the most common way its runs failed (nil when the
+	// source has no single runs, or none failed).
+	FailedRun *FailedRun
+	// Setup and SetupTFC are, for each measured run that paid for its
+	// connection, DNS+TCP+TLS and its TFC, in ms.
+	Setup, SetupTFC Dist
 }
 
-func (h *logHist) add(v float64) {
-	if h.n == 0 || v < h.min {
-		h.min = v
-	}
-	if h.n == 0 || v > h.max {
-		h.max = v
-	}
-	h.n++
-	if !(v >= histFloor) {
-		h.under++
-		return
-	}
-	i := min(bucketIdx(v), maxIdx)
-	h.cover(i)
-	h.counts[i-h.base]++
+// BufferingRuns are the runs of a class that look proxy-buffered.
+type BufferingRuns struct {
+	Suspected int
+	// Bursts are the suspected runs' burst counts, AfterHeaders their
+	// waits from the headers to the first chunk (ms).
+	Bursts, AfterHeaders Dist
+	FreezeMax            *float64
 }
 
-// cover grows counts to hold bucket i, with room to spare on that side so
-// that a rising or falling series grows it a few times, not once a value.
-func (h *logHist) cover(i int) {
-	if len(h.counts) == 0 {
-		h.base, h.counts = i, make([]uint64, 1)
-		return
-	}
-	lo, hi := h.base, h.base+len(h.counts)
-	if i >= lo && i < hi {
-		return
-	}
-	slack := max(len(h.counts)/2, 64)
-	nlo, nhi := lo, hi
-	if i < lo {
-		nlo = max(minIdx, i-slack)
-	} else {
-		nhi = min(maxIdx+1, i+1+slack)
-	}
-	c := make([]uint64, nhi-nlo)
-	copy(c[lo-nlo:], h.counts)
-	h.base, h.counts = nlo, c
-}
+// PromptSize is the size in bytes of the prompt of the sample called
+// name, 0 for a sample this binary does not know.
+func PromptSize(name string) int { return len(probe.Samples[name].Prompt) }
 
-// buckets are the non-empty buckets, the outer ones narrowed to the
-// smallest and largest value.
-func (h *logHist) buckets() []Bucket {
-	var bs []Bucket
-	if h.under > 0 {
-		bs = append(bs, Bucket{Lo: h.min, Hi: min(histFloor, h.max), Count: float64(h.under)})
+// ClassOf reduces the runs of one sample to a Class (a ClassBuilder fed
+// every run).
+func ClassOf(sample string, runs []Run) Class {
+	b := NewClassBuilder(sample)
+	for i := range runs {
+		b.Add(runs[i].Record)
 	}
-	for k, n := range h.counts {
-		if n == 0 {
-			continue
-		}
-		i := h.base + k
-		lo, hi := math.Exp(float64(i-1)*logGamma), math.Exp(float64(i)*logGamma)
-		if i == maxIdx {
-			hi = max(hi, h.max)
-		}
-		bs = append(bs, Bucket{Lo: max(lo, h.min), Hi: min(hi, h.max), Count: float64(n)})
-	}
-	return bs
-}
-
-// distBuilder is one row's values: exact until its class folds it.
-type distBuilder struct {
-	vals []float64
-	h    *logHist
-}
-
-// add adds v and reports whether it was kept exact.
-func (d *distBuilder) add(v float64) bool {
-	if d.h != nil {
-		d.h.add(v)
-		return false
-	}
-	d.vals = append(d.vals, v)
-	return true
-}
-
-func (d *distBuilder) fold() {
-	d.h = &logHist{}
-	for _, v := range d.vals {
-		d.h.add(v)
-	}
-	d.vals = nil
-}
-
-func (d *distBuilder) dist() Dist {
-	if d.h == nil {
-		if d.vals == nil {
-			return Dist{Values: []float64{}}
-		}
-		return Dist{Values: d.vals}
-	}
-	return Dist{Buckets: d.h.buckets(), ranked: true}
-}
-
-// way is how a run failed: its outcome and HTTP status, both bounded to
-// the names and codes a run can have.
-type way struct {
-	outcome string
-	status  int
-}
-
-// wayOf is the way of rec: an unknown outcome is "other", a status
-// outside 100..599 is -1 (0 stays: no response).
-func wayOf(rec probe.Record) way {
-	w := way{string(rec.Outcome), rec.HTTPStatus}
-	switch rec.Outcome {
-	case probe.Success, probe.ClientCancelled, probe.UpstreamError, probe.Timeout, probe.ProtocolError:
-	default:
-		w.outcome = "other"
-	}
-	if w.status != 0 && (w.status < 100 || w.status > 599) {
-		w.status = -1
-	}
-	return w
-}
-
-// ids keeps the first and the last KeptIDs request ids and counts them
-// all.
-type ids struct {
-	first, last []string
-	next, n     int
-}
-
-func (k *ids) add(id string) {
-	k.n++
-	switch {
-	case len(k.first) < KeptIDs:
-		k.first = append(k.first, id)
-	case len(k.last) < KeptIDs:
-		k.last = append(k.last, id)
-	default:
-		k.last[k.next] = id
-		k.next = (k.next + 1) % KeptIDs
-	}
-}
-
-func (k *ids) list() []string {
-	if len(k.last) == 0 {
-		return slices.Clone(k.first)
-	}
-	return slices.Concat(k.first, k.last[k.next:], k.last[:k.next])
-}
-
-// count adds one to m[name], or to m["other"] when m already counts
-// maxKinds names and not this one.
-func count(m map[string]int, name string) {
-	if _, ok := m[name]; !ok && len(m) >= maxKinds {
-		name = "other"
-	}
-	m[name]++
+	return b.Class()
 }
 
 // ClassBuilder reduces the runs of one sample to a Class one record at a
@@ -225,7 +103,7 @@ type ClassBuilder struct {
 
 // NewClassBuilder starts the class of sample.
 func NewClassBuilder(sample string) *ClassBuilder {
-	return &ClassBuilder{cl: Class{Sample: sample, Outcomes: map[string]int{}, Buffering: &BufferingRuns{}}, ways: map[way]*FailedRun{}}
+	return &ClassBuilder{cl: Class{Sample: sample, PromptSize: PromptSize(sample), Outcomes: map[string]int{}, Buffering: &BufferingRuns{}}, ways: map[way]*FailedRun{}}
 }
 
 func (b *ClassBuilder) rows() []*distBuilder {
@@ -358,67 +236,108 @@ func (b *ClassBuilder) retained() int {
 	return n + len(b.ids.first) + len(b.ids.last) + len(b.ways) + len(b.order) + len(b.cl.Outcomes)
 }
 
-// DrillSum sums the runs of one drill over a window one record at a time,
-// in memory bounded whatever the number of runs: counts per verdict, and
-// per verdict the line of its last run and of its last failing run.
-type DrillSum struct {
-	name         string
-	runs, failed int
-	verdicts     map[string]int
-	last         map[string]*[2]*Drill // per verdict: last run, last failing run
-}
-
-// NewDrillSum starts the sum of the drill name.
-func NewDrillSum(name string) *DrillSum {
-	return &DrillSum{name: name, verdicts: map[string]int{}, last: map[string]*[2]*Drill{}}
-}
-
-// Add counts one run of the drill.
-func (s *DrillSum) Add(rec probe.Record) {
-	s.runs++
-	v := string(rec.Verdict)
-	if v == "" {
-		v = "none"
-	}
-	if _, ok := s.verdicts[v]; !ok && len(s.verdicts) >= maxKinds {
-		v = "other"
-	}
-	s.verdicts[v]++
-	one := DrillOf(Run{Record: rec})
-	l := s.last[v]
-	if l == nil {
-		l = &[2]*Drill{}
-		s.last[v] = l
-	}
-	l[0] = &one
-	if !rec.Passed() {
-		s.failed++
-		l[1] = &one
-	}
-}
-
-// Drill is the drill's line: failed when any run failed, the verdict the
-// most frequent failing one (else the most frequent), the detail, error
-// and request id of the last run with that verdict (the last failing one
-// when any failed).
-func (s *DrillSum) Drill() Drill {
-	d := Drill{Drill: s.name, Runs: s.runs, FailedRuns: s.failed, Failed: s.failed > 0, Verdicts: maps.Clone(s.verdicts)}
-	d.Verdict = pickVerdict(d.Verdicts)
-	if l := s.last[d.Verdict]; l != nil {
-		one := l[0]
-		if d.Failed {
-			one = l[1]
-		}
-		if one != nil {
-			d.Detail, d.Error, d.Outcome, d.RequestID = one.Detail, one.Error, one.Outcome, one.RequestID
+// setupMs is a run's DNS+TCP+TLS, when it paid for a connection.
+func setupMs(r probe.Record) (float64, bool) {
+	var sum float64
+	ok := false
+	for _, p := range []*float64{r.DNSMs, r.ConnectMs, r.TLSMs} {
+		if p != nil {
+			sum, ok = sum+*p, true
 		}
 	}
-	sum := fmt.Sprintf("%d of %d runs failed (%s)", d.FailedRuns, d.Runs, verdictCounts(d.Verdicts))
-	if d.Detail != "" {
-		sum += "; last: " + d.Detail
+	return sum, ok
+}
+
+// distBuilder is one row's values: exact until its class folds it.
+type distBuilder struct {
+	vals []float64
+	h    *logHist
+}
+
+// add adds v and reports whether it was kept exact.
+func (d *distBuilder) add(v float64) bool {
+	if d.h != nil {
+		d.h.add(v)
+		return false
 	}
-	d.Detail = sum
-	return d
+	d.vals = append(d.vals, v)
+	return true
+}
+
+func (d *distBuilder) fold() {
+	d.h = &logHist{}
+	for _, v := range d.vals {
+		d.h.add(v)
+	}
+	d.vals = nil
+}
+
+func (d *distBuilder) dist() Dist {
+	if d.h == nil {
+		if d.vals == nil {
+			return Dist{Values: []float64{}}
+		}
+		return Dist{Values: d.vals}
+	}
+	return Dist{Buckets: d.h.buckets(), ranked: true}
+}
+
+// way is how a run failed: its outcome and HTTP status, both bounded to
+// the names and codes a run can have.
+type way struct {
+	outcome string
+	status  int
+}
+
+// wayOf is the way of rec: an unknown outcome is "other", a status
+// outside 100..599 is -1 (0 stays: no response).
+func wayOf(rec probe.Record) way {
+	w := way{string(rec.Outcome), rec.HTTPStatus}
+	switch rec.Outcome {
+	case probe.Success, probe.ClientCancelled, probe.UpstreamError, probe.Timeout, probe.ProtocolError:
+	default:
+		w.outcome = "other"
+	}
+	if w.status != 0 && (w.status < 100 || w.status > 599) {
+		w.status = -1
+	}
+	return w
+}
+
+// ids keeps the first and the last KeptIDs request ids and counts them
+// all.
+type ids struct {
+	first, last []string
+	next, n     int
+}
+
+func (k *ids) add(id string) {
+	k.n++
+	switch {
+	case len(k.first) < KeptIDs:
+		k.first = append(k.first, id)
+	case len(k.last) < KeptIDs:
+		k.last = append(k.last, id)
+	default:
+		k.last[k.next] = id
+		k.next = (k.next + 1) % KeptIDs
+	}
+}
+
+func (k *ids) list() []string {
+	if len(k.last) == 0 {
+		return slices.Clone(k.first)
+	}
+	return slices.Concat(k.first, k.last[k.next:], k.last[:k.next])
+}
+
+// count adds one to m[name], or to m["other"] when m already counts
+// maxKinds names and not this one.
+func count(m map[string]int, name string) {
+	if _, ok := m[name]; !ok && len(m) >= maxKinds {
+		name = "other"
+	}
+	m[name]++
 }
 
 // foldedNote is the resolution of a card with folded rows, "" when every

@@ -98,7 +98,7 @@ func TestClassBuilderMemoryIsBounded(t *testing.T) {
 			q      float64
 			got    *float64
 			bucket *[2]float64
-		}{{50, ce.P50, ce.P50Bucket}, {95, ce.P95, ce.P95Bucket}} {
+		}{{50, ce.Timing.P50, ce.Timing.P50Bucket}, {95, ce.Timing.P95, ce.Timing.P95Bucket}} {
 			want, _ := probe.Percentile(tt.vals, p.q)
 			if p.got == nil || p.bucket == nil {
 				t.Fatalf("%s p%.0f: no value or no bucket", tt.row, p.q)
@@ -133,10 +133,10 @@ func TestClassBuilderExactUnderTheCap(t *testing.T) {
 	c := BuildClasses("api", []Class{cl}, nil, nil)
 	slices.Sort(tfc)
 	want, _ := probe.Percentile(tfc, 95)
-	if ce := c.cell("tfc", "short"); *ce.P95 != want || ce.P95Bucket != nil {
+	if ce := c.cell("tfc", "short").Timing; *ce.P95 != want || ce.P95Bucket != nil {
 		t.Errorf("p95 %v (bucket %v), want exactly %v", *ce.P95, ce.P95Bucket, want)
 	}
-	if c.cell("gap", "short").P95Bucket == nil || !strings.HasPrefix(c.Resolution, "short gap:") {
+	if c.cell("gap", "short").Timing.P95Bucket == nil || !strings.HasPrefix(c.Resolution, "short gap:") {
 		t.Errorf("80,000 gaps and 44,000 other values: gap alone folds; resolution %q", c.Resolution)
 	}
 }
@@ -184,59 +184,4 @@ func TestClassBuilderOutcomeNamesAreBounded(t *testing.T) {
 	if len(b.ways) != 1 || cl.FailedRun.Like != n || cl.FailedRun.Outcome != "odd-0" {
 		t.Errorf("%d ways, failed run %+v: one way (other, invalid status) with the first run", len(b.ways), cl.FailedRun)
 	}
-}
-
-// A drill summed one run at a time: the most frequent failing verdict,
-// the detail of its last failing run; without failures the most frequent
-// verdict and the detail of its last run; SumDrill says the same.
-func TestDrillSum(t *testing.T) {
-	r := func(v probe.Verdict, detail string) probe.Record {
-		return probe.Record{RequestID: detail, Sample: "long", Drill: "drop", Outcome: probe.Success, Verdict: v, ResumeDetail: detail}
-	}
-	for _, tt := range []struct {
-		name string
-		runs []probe.Record
-		want Drill
-	}{
-		{"failing", []probe.Record{r(probe.VerdictPass, "p1"), r(probe.VerdictDuplicate, "d1"), r(probe.VerdictPass, "p2"), r(probe.VerdictDuplicate, "d2"), r(probe.VerdictPass, "p3")},
-			Drill{Drill: "drop", Verdict: "duplicate", Detail: "2 of 5 runs failed (duplicate 2, pass 3); last: d2", Outcome: "success", RequestID: "d2", Failed: true,
-				Runs: 5, FailedRuns: 2, Verdicts: map[string]int{"duplicate": 2, "pass": 3}}},
-		{"passing", []probe.Record{r(probe.VerdictPass, "p1"), r(probe.VerdictPass, "p2")},
-			Drill{Drill: "drop", Verdict: "pass", Detail: "0 of 2 runs failed (pass 2); last: p2", Outcome: "success", RequestID: "p2",
-				Runs: 2, Verdicts: map[string]int{"pass": 2}}},
-	} {
-		s := NewDrillSum("drop")
-		var runs []Run
-		for _, rec := range tt.runs {
-			s.Add(rec)
-			runs = append(runs, Run{Record: rec})
-		}
-		got, old := s.Drill(), SumDrill("drop", runs)
-		if fmt.Sprint(got) != fmt.Sprint(tt.want) || fmt.Sprint(old) != fmt.Sprint(tt.want) {
-			t.Errorf("%s:\n got %+v\nwant %+v\nSumDrill %+v", tt.name, got, tt.want, old)
-		}
-	}
-}
-
-// The HTML of a folded row draws its ECDF in at most ecdfPoints steps,
-// without a mark per bucket: the page of 200,000 runs stays small.
-func TestFoldedRowsDrawBounded(t *testing.T) {
-	b, _, _ := feed(200_000)
-	c := BuildClasses("api", []Class{b.Class()}, nil, nil)
-	var page strings.Builder
-	if err := WritePage(&page, Page{Title: "report"}, []*Card{c}); err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(page.String(), `class="bucket"`); n != 0 {
-		t.Errorf("%d bucket marks for the folded rows", n)
-	}
-	for _, path := range strings.Split(page.String(), `<path class="ecdf" d="`)[1:] {
-		if steps := strings.Count(path[:strings.Index(path, `"`)], " L"); steps > ecdfPoints+2 {
-			t.Errorf("an ECDF of %d steps, over %d", steps, ecdfPoints+2)
-		}
-	}
-	if page.Len() > 200<<10 {
-		t.Errorf("the page is %d KiB", page.Len()>>10)
-	}
-	t.Logf("page %d KiB", page.Len()>>10)
 }

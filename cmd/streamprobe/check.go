@@ -18,28 +18,7 @@ import (
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	path := configFlag(fs)
-	var targets listFlag
-	fs.Var(&targets, "target", "only this target (repeatable; default: every target)")
-	runs := fs.Int("runs", 20, "runs of each sample per target")
-	conc := fs.Int("concurrency", 4, "runs in flight at once")
-	asJSON := fs.Bool("json", false, "print one JSON summary instead of the tables")
-	junit := fs.String("junit", "", "also write JUnit XML to this file (one testcase per cell and per drill)")
-	htmlOut := fs.String("html", "", "also write a self-contained HTML report with timelines to this file")
-	if code, ok := parseFlags(fs, args, stdout, stderr, `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-json] [-junit FILE] [-html FILE]
+const checkUsage = `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-json] [-junit FILE] [-html FILE]
 
 The acceptance check before a rollout: runs each configured sample N times
 per target (and each configured drill once), and prints a scorecard per
@@ -51,34 +30,35 @@ budget. Red cells get the scorecard article's triage in its fixed order. Exit 0 
 and every drill passes, 1 otherwise, 2 for a config or usage error.
 
 Flags:
-`); !ok {
+`
+
+// checkFlags are check's flags.
+type checkFlags struct {
+	config     string
+	targets    listFlag
+	runs, conc int
+	out        cardOutputs
+}
+
+func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, code, ok := parseCheckFlags(args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	if *runs < 1 || *conc < 1 {
-		fmt.Fprintf(stderr, "streamprobe check: -runs and -concurrency must be 1 or more\n")
-		return exitUsage
-	}
-	for _, o := range []struct{ flag, path string }{{"-junit", *junit}, {"-html", *htmlOut}} {
-		if err := config.Writable(o.path); o.path != "" && err != nil {
-			fmt.Fprintf(stderr, "streamprobe check: %s: %v\n", o.flag, err)
-			return exitUsage
-		}
-	}
-	cfg, err := config.Load(*path, jobs.Env(os.Getenv))
+	cfg, err := config.Load(f.config, jobs.Env(os.Getenv))
 	if err != nil {
 		printErr(stderr, "check", err)
 		return exitUsage
 	}
-	for _, t := range targets {
+	for _, t := range f.targets {
 		if !slices.ContainsFunc(cfg.Targets, func(c config.Target) bool { return c.Name == t }) {
-			fmt.Fprintf(stderr, "streamprobe check: -target %q: no such target in %s\n", t, *path)
+			fmt.Fprintf(stderr, "streamprobe check: -target %q: no such target in %s\n", t, f.config)
 			return exitUsage
 		}
 	}
 	builtinURL := ""
-	if slices.ContainsFunc(cfg.Targets, func(c config.Target) bool { return c.Builtin }) {
-		srv := probe.NewDemoServer()
-		srv.KeepConns = 16
+	if jobs.NeedsBuiltin(cfg) {
+		srv := jobs.NewBuiltin()
 		srv.Start()
 		defer srv.Close()
 		builtinURL = srv.URL
@@ -93,35 +73,79 @@ Flags:
 			j.Client.HTTP.CloseIdleConnections()
 		}
 	}()
-	budgets := map[string]scorecard.Budget{}
-	for s, b := range cfg.Budgets {
-		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
+	results, interrupted := measure(ctx, f, all, stderr)
+	cards := checkCards(cfg, f.targets, results)
+	if interrupted && !f.out.asJSON {
+		fmt.Fprintln(stdout, "INTERRUPTED: the cards below hold only the runs that finished before the interrupt")
 	}
-	var todo []jobs.Job
-	for _, j := range all {
-		if len(targets) == 0 || slices.Contains(targets, j.Target.Name) {
-			todo = append(todo, j)
+	pass := !interrupted && allPass(cards)
+	doc := map[string]any{"pass": pass, "interrupted": interrupted, "runs_per_sample": f.runs, "targets": cards}
+	return f.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe check", Generated: time.Now(), RunsPerSample: f.runs})
+}
+
+// parseCheckFlags reads check's flags and checks them, and that the output
+// files can be written, before anything runs.
+func parseCheckFlags(args []string, stdout, stderr io.Writer) (*checkFlags, int, bool) {
+	f := &checkFlags{out: cardOutputs{cmd: "check"}}
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	path := configFlag(fs)
+	fs.Var(&f.targets, "target", "only this target (repeatable; default: every target)")
+	fs.IntVar(&f.runs, "runs", 20, "runs of each sample per target")
+	fs.IntVar(&f.conc, "concurrency", 4, "runs in flight at once")
+	f.out.flags(fs, "print one JSON summary instead of the tables", "also write JUnit XML to this file (one testcase per cell and per drill)",
+		"also write a self-contained HTML report with timelines to this file")
+	if code, ok := parseFlags(fs, args, stdout, stderr, checkUsage); !ok {
+		return nil, code, false
+	}
+	f.config = *path
+	if f.runs < 1 || f.conc < 1 {
+		fmt.Fprintf(stderr, "streamprobe check: -runs and -concurrency must be 1 or more\n")
+		return nil, exitUsage, false
+	}
+	for _, o := range []struct{ flag, path string }{{"-junit", f.out.junit}, {"-html", f.out.html}} {
+		if err := config.Writable(o.path); o.path != "" && err != nil {
+			fmt.Fprintf(stderr, "streamprobe check: %s: %v\n", o.flag, err)
+			return nil, exitUsage, false
 		}
 	}
+	return f, exitOK, true
+}
+
+// measure runs the jobs of the selected targets, samples f.runs times
+// and drills once, with a progress line on a terminal; interrupted when
+// ctx ended first, and then says so on stderr.
+func measure(ctx context.Context, f *checkFlags, all []jobs.Job, stderr io.Writer) (map[string][]scorecard.Run, bool) {
+	var todo []jobs.Job
 	total := 0
-	for _, j := range todo {
+	for _, j := range all {
+		if len(f.targets) > 0 && !slices.Contains(f.targets, j.Target.Name) {
+			continue
+		}
+		todo = append(todo, j)
 		if j.Drill.Name == "" {
-			total += *runs
+			total += f.runs
 		} else {
 			total++
 		}
 	}
 	progress := newProgress(stderr, total)
-	results := runAll(ctx, todo, *runs, *conc, progress)
+	results := runAll(ctx, todo, f.runs, f.conc, progress)
 	progress.done()
-	interrupted := ctx.Err() != nil
-	if interrupted {
-		n := 0
-		for _, rs := range results {
-			n += len(rs)
-		}
-		fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, total)
+	if ctx.Err() == nil {
+		return results, false
 	}
+	n := 0
+	for _, rs := range results {
+		n += len(rs)
+	}
+	fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, total)
+	return results, true
+}
+
+// checkCards makes the card of each selected target, its samples in
+// their fixed order, from its runs.
+func checkCards(cfg *config.Config, targets []string, results map[string][]scorecard.Run) []*scorecard.Card {
+	budgets := budgetsOf(cfg)
 	var cards []*scorecard.Card
 	for _, ct := range cfg.Targets {
 		if len(targets) > 0 && !slices.Contains(targets, ct.Name) {
@@ -144,43 +168,72 @@ Flags:
 		}
 		cards = append(cards, scorecard.Build(ct.Name, samples, bySample, drills, budgets))
 	}
-	pass := !interrupted
-	for _, c := range cards {
-		pass = pass && c.Pass
+	return cards
+}
+
+// budgetsOf are the config's [budget.<sample>] tables as the scorecard
+// takes them.
+func budgetsOf(cfg *config.Config) map[string]scorecard.Budget {
+	budgets := map[string]scorecard.Budget{}
+	for s, b := range cfg.Budgets {
+		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
 	}
-	if *asJSON {
-		json.NewEncoder(stdout).Encode(map[string]any{"pass": pass, "interrupted": interrupted, "runs_per_sample": *runs, "targets": cards})
-	} else {
-		color := isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && stdout == io.Writer(os.Stdout)
-		if interrupted {
-			fmt.Fprintln(stdout, "INTERRUPTED: the cards below hold only the runs that finished before the interrupt")
-		}
-		for i, c := range cards {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			io.WriteString(stdout, c.Text(color, *runs))
-		}
-	}
-	if *junit != "" {
-		if err := writeFile(*junit, func(w io.Writer) error { return scorecard.WriteJUnit(w, cards) }); err != nil {
-			fmt.Fprintf(stderr, "streamprobe check: -junit: %v\n", err)
-			return exitFail
-		}
-	}
-	if *htmlOut != "" {
-		if err := writeFile(*htmlOut, func(w io.Writer) error { return scorecard.WriteHTML(w, cards, *runs, time.Now()) }); err != nil {
-			fmt.Fprintf(stderr, "streamprobe check: -html: %v\n", err)
-			return exitFail
-		}
-	}
-	if pass {
-		return exitOK
-	}
-	return exitFail
+	return budgets
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func allPass(cards []*scorecard.Card) bool {
+	return !slices.ContainsFunc(cards, func(c *scorecard.Card) bool { return !c.Pass })
+}
+
+// cardOutputs are the outputs check and report share: one JSON document
+// or the cards as text on stdout, and the -junit and -html files.
+type cardOutputs struct {
+	cmd         string
+	asJSON      bool
+	junit, html string
+}
+
+// flags defines -json, -junit and -html, with the usage of each.
+func (o *cardOutputs) flags(fs *flag.FlagSet, json, junit, html string) {
+	fs.BoolVar(&o.asJSON, "json", false, json)
+	fs.StringVar(&o.junit, "junit", "", junit)
+	fs.StringVar(&o.html, "html", "", html)
+}
+
+// write writes the cards: doc as JSON or the cards as text (coloured on
+// a terminal unless NO_COLOR is set), then the files asked for, and
+// returns the exit code: exitOK when the cards pass and every file was
+// written, exitFail otherwise (a file that could not be written is said
+// on stderr).
+func (o cardOutputs) write(stdout, stderr io.Writer, cards []*scorecard.Card, pass bool, doc map[string]any, page scorecard.Page) int {
+	if o.asJSON {
+		json.NewEncoder(stdout).Encode(doc)
+	} else {
+		color := isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && stdout == io.Writer(os.Stdout)
+		scorecard.WriteText(stdout, cards, color, page.RunsPerSample)
+	}
+	for _, out := range []struct {
+		flag, path string
+		write      func(io.Writer) error
+	}{
+		{"-junit", o.junit, func(w io.Writer) error { return scorecard.WriteJUnitNamed(w, "streamprobe "+o.cmd, cards) }},
+		{"-html", o.html, func(w io.Writer) error { return scorecard.WritePage(w, page, cards) }},
+	} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeFile(out.path, out.write); err != nil {
+			fmt.Fprintf(stderr, "streamprobe %s: %s: %v\n", o.cmd, out.flag, err)
+			return exitFail
+		}
+	}
+	if !pass {
+		return exitFail
+	}
+	return exitOK
+}
 
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
@@ -192,6 +245,17 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // runAll runs every job (samples n times, drills once) with at most conc

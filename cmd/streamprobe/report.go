@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -46,90 +45,46 @@ unreadable data.
 Flags:
 `
 
+// reportFlags are report's flags.
+type reportFlags struct {
+	config                 string
+	logs, targets, regions listFlag
+	vm, since, until       string
+	out                    cardOutputs
+}
+
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	path := configFlag(fs)
-	var logs, targets, regions listFlag
-	fs.Var(&logs, "log", "a results log, [REGION=]FILE or a shell pattern (repeatable); REGION is the region of its records that carry none")
-	vmURL := fs.String("vm", "", "VictoriaMetrics query API base URL (http://host:8428, or vmselect's http://host:8481/select/0/prometheus) instead of -log")
-	since := fs.String("since", "", "window start: RFC 3339 time, or a duration back from now (24h); default: no bound (-vm: 24h before -until)")
-	until := fs.String("until", "", "window end (exclusive): RFC 3339 time, or a duration back from now; default: now")
-	fs.Var(&targets, "target", "only this target (repeatable; default: every target)")
-	fs.Var(&regions, "region", "only this region (repeatable; default: every region)")
-	asJSON := fs.Bool("json", false, "print one JSON object instead of the tables")
-	junit := fs.String("junit", "", "also write JUnit XML to this file (one testsuite per card)")
-	htmlOut := fs.String("html", "", "also write a self-contained HTML report to this file")
-	if code, ok := parseFlags(fs, args, stdout, stderr, reportUsage); !ok {
-		return code
-	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "streamprobe report: "+format+"\n", a...)
 		return exitUsage
 	}
-	if (len(logs) == 0) == (*vmURL == "") {
+	rf, code, ok := parseReportFlags(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if (len(rf.logs) == 0) == (rf.vm == "") {
 		return fail("give -log FILE or -vm URL (one of them)")
 	}
 	now := time.Now()
-	var f report.Filter
-	var err error
-	if f.Since, err = parseWhen(*since, now); err != nil {
-		return fail("-since: %v", err)
-	}
-	if f.Until, err = parseWhen(*until, now); err != nil {
-		return fail("-until: %v", err)
-	}
-	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
-		return fail("-since (%s) must be before -until (%s)", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
-	}
-	f.Targets, f.Regions = targets, regions
-	// A report sends no request: the config is read for its budgets,
-	// and no secret it names is looked up (no getenv).
-	cfg, err := config.Load(*path, jobs.Env(nil))
+	f, err := rf.filter(now)
 	if err != nil {
 		return fail("%v", err)
 	}
-	budgets := map[string]scorecard.Budget{}
-	for s, b := range cfg.Budgets {
-		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
+	// A report sends no request: the config is read for its budgets,
+	// and no secret it names is looked up (no getenv).
+	cfg, err := config.Load(rf.config, jobs.Env(nil))
+	if err != nil {
+		return fail("%v", err)
 	}
 	var cards []*scorecard.Card
-	source := map[string]any{}
-	if *vmURL != "" {
-		if f.Until.IsZero() {
-			f.Until = now
-		}
-		if f.Since.IsZero() {
-			f.Since = f.Until.Add(-report.DefaultWindow)
-		}
-		vm := report.VM{URL: *vmURL, HTTP: &http.Client{Timeout: time.Minute}}
-		if cards, err = vm.Cards(ctx, f, budgets); err != nil {
-			return fail("%v", err)
-		}
-		source["victoriametrics"] = *vmURL
+	var source map[string]any
+	if rf.vm != "" {
+		cards, source, err = vmCards(ctx, rf.vm, &f, now, budgetsOf(cfg))
 	} else {
-		files, err := logFiles(logs)
-		if err != nil {
-			return fail("-log: %v", err)
-		}
-		l, err := report.ReadLogs(files, f)
-		if err != nil {
-			return fail("%v", err)
-		}
-		cards = l.Cards(budgets)
-		fmt.Fprintf(stderr, "streamprobe report: %d line(s) in %d file(s): %d run(s) kept, %d outside the window or filters, %d not a record, %d over %d MiB, %d without a start time, %d cut by a shutdown\n",
-			l.Lines, len(files), l.Kept, l.Outside, l.Bad, l.Oversized, report.MaxLine>>20, l.NoTime, l.Shutdown)
-		if l.Oversized > 0 {
-			fmt.Fprintf(stderr, "streamprobe report: skipped %d line(s) over %d MiB, the first at %s\n", l.Oversized, report.MaxLine>>20, l.FirstOversized)
-		}
-		var paths []string
-		for _, lf := range files {
-			paths = append(paths, lf.Path)
-		}
-		source["logs"], source["runs"] = paths, l.Kept
-		source["lines_not_a_record"], source["lines_oversized"] = l.Bad, l.Oversized
-		if l.Oversized > 0 {
-			source["first_oversized"] = l.FirstOversized
-		}
+		cards, source, err = logCards(rf.logs, f, budgetsOf(cfg), stderr)
+	}
+	if err != nil {
+		return fail("%v", err)
 	}
 	if !f.Since.IsZero() {
 		source["since"] = f.Since.UTC().Format(time.RFC3339)
@@ -141,38 +96,85 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "streamprobe report: no run in the window")
 		return exitFail
 	}
-	pass := true
-	for _, c := range cards {
-		pass = pass && c.Pass
+	pass := allPass(cards)
+	doc := map[string]any{"pass": pass, "source": source, "cards": cards}
+	return rf.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe report", Generated: now, Window: windowText(f)})
+}
+
+// parseReportFlags reads report's flags.
+func parseReportFlags(args []string, stdout, stderr io.Writer) (*reportFlags, int, bool) {
+	rf := &reportFlags{out: cardOutputs{cmd: "report"}}
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	path := configFlag(fs)
+	fs.Var(&rf.logs, "log", "a results log, [REGION=]FILE or a shell pattern (repeatable); REGION is the region of its records that carry none")
+	fs.StringVar(&rf.vm, "vm", "", "VictoriaMetrics query API base URL (http://host:8428, or vmselect's http://host:8481/select/0/prometheus) instead of -log")
+	fs.StringVar(&rf.since, "since", "", "window start: RFC 3339 time, or a duration back from now (24h); default: no bound (-vm: 24h before -until)")
+	fs.StringVar(&rf.until, "until", "", "window end (exclusive): RFC 3339 time, or a duration back from now; default: now")
+	fs.Var(&rf.targets, "target", "only this target (repeatable; default: every target)")
+	fs.Var(&rf.regions, "region", "only this region (repeatable; default: every region)")
+	rf.out.flags(fs, "print one JSON object instead of the tables", "also write JUnit XML to this file (one testsuite per card)",
+		"also write a self-contained HTML report to this file")
+	if code, ok := parseFlags(fs, args, stdout, stderr, reportUsage); !ok {
+		return nil, code, false
 	}
-	if *asJSON {
-		json.NewEncoder(stdout).Encode(map[string]any{"pass": pass, "source": source, "cards": cards})
-	} else {
-		color := isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && stdout == io.Writer(os.Stdout)
-		for i, c := range cards {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			io.WriteString(stdout, c.Text(color, 0))
-		}
+	rf.config = *path
+	return rf, exitOK, true
+}
+
+// filter is the window and the selections the flags ask for.
+func (rf *reportFlags) filter(now time.Time) (report.Filter, error) {
+	f := report.Filter{Targets: rf.targets, Regions: rf.regions}
+	var err error
+	if f.Since, err = parseWhen(rf.since, now); err != nil {
+		return f, fmt.Errorf("-since: %w", err)
 	}
-	if *junit != "" {
-		if err := writeFile(*junit, func(w io.Writer) error { return scorecard.WriteJUnitNamed(w, "streamprobe report", cards) }); err != nil {
-			fmt.Fprintf(stderr, "streamprobe report: -junit: %v\n", err)
-			return exitFail
-		}
+	if f.Until, err = parseWhen(rf.until, now); err != nil {
+		return f, fmt.Errorf("-until: %w", err)
 	}
-	if *htmlOut != "" {
-		page := scorecard.Page{Title: "streamprobe report", Generated: now, Window: windowText(f)}
-		if err := writeFile(*htmlOut, func(w io.Writer) error { return scorecard.WritePage(w, page, cards) }); err != nil {
-			fmt.Fprintf(stderr, "streamprobe report: -html: %v\n", err)
-			return exitFail
-		}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		return f, fmt.Errorf("-since (%s) must be before -until (%s)", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
 	}
-	if pass {
-		return exitOK
+	return f, nil
+}
+
+// vmCards are the cards of the window read from VictoriaMetrics at url:
+// the window ends at -until (default now) and starts at -since (default
+// report.DefaultWindow before), set in f.
+func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, budgets map[string]scorecard.Budget) ([]*scorecard.Card, map[string]any, error) {
+	if f.Until.IsZero() {
+		f.Until = now
 	}
-	return exitFail
+	if f.Since.IsZero() {
+		f.Since = f.Until.Add(-report.DefaultWindow)
+	}
+	vm := report.VM{URL: url, HTTP: &http.Client{Timeout: time.Minute}}
+	cards, err := vm.Cards(ctx, *f, budgets)
+	return cards, map[string]any{"victoriametrics": url}, err
+}
+
+// logCards are the cards of the runs f selects in the -log files, with a
+// line on stderr counting what was read.
+func logCards(logs []string, f report.Filter, budgets map[string]scorecard.Budget, stderr io.Writer) ([]*scorecard.Card, map[string]any, error) {
+	files, err := logFiles(logs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-log: %w", err)
+	}
+	l, err := report.ReadLogs(files, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(stderr, "streamprobe report: %d line(s) in %d file(s): %d run(s) kept, %d outside the window or filters, %d not a record, %d over %d MiB, %d without a start time, %d cut by a shutdown\n",
+		l.Lines, len(files), l.Kept, l.Outside, l.Bad, l.Oversized, report.MaxLine>>20, l.NoTime, l.Shutdown)
+	var paths []string
+	for _, lf := range files {
+		paths = append(paths, lf.Path)
+	}
+	source := map[string]any{"logs": paths, "runs": l.Kept, "lines_not_a_record": l.Bad, "lines_oversized": l.Oversized}
+	if l.Oversized > 0 {
+		fmt.Fprintf(stderr, "streamprobe report: skipped %d line(s) over %d MiB, the first at %s\n", l.Oversized, report.MaxLine>>20, l.FirstOversized)
+		source["first_oversized"] = l.FirstOversized
+	}
+	return l.Cards(budgets), source, nil
 }
 
 // parseWhen reads an RFC 3339 time or a duration back from now; "" is no

@@ -1,0 +1,145 @@
+package scorecard
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+func TestCellsAndVerdict(t *testing.T) {
+	c := fixedCard()
+	if c.Pass {
+		t.Fatal("card passed with a red cell and a failing drill")
+	}
+	var red []string
+	for _, ce := range c.RedCells() {
+		red = append(red, ce.Sample+"/"+ce.Row)
+	}
+	// The worked example's one stall per run: every short run stalled,
+	// over the default 5% stall-share budget.
+	if strings.Join(red, " ") != "short/gap short/stall_share cancel/outcomes" {
+		t.Errorf("red cells %v", red)
+	}
+	g := c.cell("gap", "short")
+	// 45 gaps pooled from 5 runs, each with one 259 ms stall: p95 is the
+	// stall, p50 a normal gap.
+	if g.N != 45 || *g.Timing.P50 != 46 || *g.Timing.P95 != 259 {
+		t.Errorf("short gap cell %+v", g)
+	}
+	if tfc := c.cell("tfc", "short").Timing; *tfc.P50 != 432 || *tfc.P95 != 452 {
+		t.Errorf("short TFC p50/p95 %v/%v, want 432/452 (raw per-run TFCs 412..452)", *tfc.P50, *tfc.P95)
+	}
+	if tfc := c.cell("tfc", "cancel"); tfc.N != 4 {
+		t.Errorf("the failed cancel run entered the TFC cell: n = %d", tfc.N)
+	}
+	if s := c.cell("stall_share", "short").Stall; *s.Share != 1 {
+		t.Errorf("stall share %v", *s.Share)
+	}
+}
+
+// The stall-share budget is per class: nil is the default 5%, 1 turns it
+// off, 0 allows no stalled run; the share is over when it exceeds it.
+func TestStallShareBudget(t *testing.T) {
+	stalled := []float64{100, 140, 500, 540}
+	smooth := []float64{100, 140, 180, 220}
+	mk := func(n int) []Run {
+		var runs []Run
+		for i := range 4 {
+			ch := smooth
+			if i < n {
+				ch = stalled
+			}
+			runs = append(runs, run("short", i, probe.Success, ch, nil, 0))
+		}
+		return runs
+	}
+	f := func(stalledRuns int, budget *float64, over bool) {
+		t.Helper()
+		c := Build("api", []string{"short"}, map[string][]Run{"short": mk(stalledRuns)}, nil, map[string]Budget{"short": {StallShare: budget}})
+		ce := c.cell("stall_share", "short")
+		if ce.Over != over || c.Pass == over {
+			t.Errorf("%d of 4 stalled, budget %v: over %v, pass %v (%s)", stalledRuns, deref(budget), ce.Over, c.Pass, ce.Why)
+		}
+	}
+	f(0, nil, false)
+	f(1, nil, true)
+	f(4, ptr(1), false)
+	f(1, ptr(0.25), false)
+	f(2, ptr(0.25), true)
+	f(1, ptr(0), true)
+}
+
+// The finding of issue 11: 100 chunks in 4 bursts split by 1.4 s freezes,
+// in every run. Gap p95 is near zero (3 of 99 gaps are freezes), yet the
+// stall share and the buffering row are red, with 4 bursts, and step 2 of
+// the triage points at the bursts, not at a slow model.
+func TestFreezesInEveryRunAreRed(t *testing.T) {
+	var runs []Run
+	for i := range 5 {
+		var chunks []float64
+		for b := range 4 {
+			for k := range 25 {
+				chunks = append(chunks, 300+float64(b)*1400+float64(k)*0.05)
+			}
+		}
+		runs = append(runs, withHeaders(run("long", i, probe.Success, chunks, ptr(chunks[99]+0.1), 0), 2))
+	}
+	c := Build("api", []string{"long"}, map[string][]Run{"long": runs}, nil, map[string]Budget{"long": {TFC: 1500, Gap: 150, Tail: 30000}})
+	if c.Pass {
+		t.Fatal("passed")
+	}
+	if g := c.cell("gap", "long"); g.Over || *g.Timing.P95 > 1 {
+		t.Errorf("gap cell %+v: the freezes should hide in the p95", g)
+	}
+	st := c.cell("stall_share", "long")
+	if !st.Over || *st.Stall.Share != 1 || !strings.Contains(st.Why, "5 of 5 runs stalled") {
+		t.Errorf("stall share cell %+v", st)
+	}
+	b := c.cell("buffering", "long")
+	if bc := b.Buffering; !b.Over || bc.Suspected != 5 || *bc.BurstsP50 != 4 || *bc.FreezeMaxMs < 1398 {
+		t.Errorf("buffering cell %+v", b)
+	}
+	text := c.Text(false, 5)
+	for _, want := range []string{"buffering       5 of 5 runs, 4 bursts FAIL", "100% of 5 runs (<= 5%) OVER", "4 burst(s) per run (p50) split by freezes up to 1399 ms"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "slow model") || !strings.Contains(text, "not the model") {
+		t.Errorf("triage step 2 must not blame a slow model for 0 ms gaps:\n%s", text)
+	}
+}
+
+// Build orders the drills by probe.DrillNames on a copy: the caller's
+// slice keeps its order. BuildClasses keeps copies of the classes and
+// drill lines it was given: changing them afterwards changes no card.
+func TestBuildLeavesTheCallersSlicesAlone(t *testing.T) {
+	drill := func(name string) Run {
+		r := run("long", 0, probe.Success, []float64{100, 140}, ptr(150), 0)
+		r.Record.Drill, r.Record.RequestID, r.Record.Verdict = name, name, probe.VerdictPass
+		return r
+	}
+	drills := []Run{drill(probe.DrillStale), drill(probe.DrillDuplicate), drill(probe.DrillDrop)}
+	c := Build("api", nil, nil, drills, nil)
+	var order, card []string
+	for i := range drills {
+		order = append(order, drills[i].Record.Drill)
+		card = append(card, c.Drills[i].Drill)
+	}
+	if want := []string{probe.DrillStale, probe.DrillDuplicate, probe.DrillDrop}; !slices.Equal(order, want) {
+		t.Errorf("the caller's drills were reordered to %v", order)
+	}
+	if want := []string{probe.DrillDrop, probe.DrillDuplicate, probe.DrillStale}; !slices.Equal(card, want) {
+		t.Errorf("card drills %v, want %v", card, want)
+	}
+
+	classes := []Class{ClassOf("short", []Run{run("short", 0, probe.Success, []float64{100, 140}, ptr(150), 0)})}
+	lines := []Drill{{Drill: "drop", Verdict: "pass"}}
+	c = BuildClasses("api", classes, lines, nil)
+	classes[0].Runs, classes[0].Sample, lines[0].Failed = 99, "changed", true
+	if c.runsText(0) != "runs: short 1" || c.Drills[0].Failed {
+		t.Errorf("the card follows the caller's slices: %q, drill failed %v", c.runsText(0), c.Drills[0].Failed)
+	}
+}

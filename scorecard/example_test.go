@@ -1,0 +1,89 @@
+package scorecard_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/scorecard"
+)
+
+// shortRuns are three runs of the short sample as a probe records them:
+// their TFC and the gaps between their chunks, in ms.
+func shortRuns() []scorecard.Run {
+	var runs []scorecard.Run
+	for i, tfc := range []float64{420, 450, 610} {
+		tail := 300.0
+		runs = append(runs, scorecard.Run{Record: probe.Record{RequestID: fmt.Sprintf("req-%d", i), Target: "api", Sample: "short",
+			Outcome: probe.Success, Chunks: 4, TFCMs: &tfc, TailMs: &tail, Gaps: probe.Gaps{Count: 3, Values: []float64{40, 45, 60}}}})
+	}
+	return runs
+}
+
+// Build reduces the runs of each sample of one target to a card: a cell
+// per row and sample against the budgets, and the verdict.
+func ExampleBuild() {
+	budgets := map[string]scorecard.Budget{"short": {TFC: 500, Gap: 100}}
+	c := scorecard.Build("api", []string{"short"}, map[string][]scorecard.Run{"short": shortRuns()}, nil, budgets)
+	for _, ce := range c.Cells {
+		if ce.Timing != nil && ce.Timing.P95 != nil {
+			fmt.Printf("%s: n %d, p50 %.0f ms, p95 %.0f ms\n", ce.Row, ce.N, *ce.Timing.P50, *ce.Timing.P95)
+		}
+	}
+	for _, ce := range c.RedCells() {
+		fmt.Printf("red: %s %s: %s\n", ce.Sample, ce.Row, ce.Why)
+	}
+	fmt.Println("pass:", c.Pass)
+	// Output:
+	// tfc: n 3, p50 450 ms, p95 610 ms
+	// gap: n 9, p50 45 ms, p95 60 ms
+	// tail: n 3, p50 300 ms, p95 300 ms
+	// red: short tfc: p95 610 ms over the 500 ms budget
+	// pass: false
+}
+
+// WriteText prints cards as check and report do, without colours here.
+func ExampleWriteText() {
+	budgets := map[string]scorecard.Budget{"short": {TFC: 500, Gap: 100}}
+	c := scorecard.Build("api", []string{"short"}, map[string][]scorecard.Run{"short": shortRuns()}, nil, budgets)
+	scorecard.WriteText(os.Stdout, []*scorecard.Card{c}, false, 3)
+	// Output:
+	// target api
+	//   3 runs per sample; cells: p50 / p95 (<= p95 budget)
+	//   (dashboards show these within one histogram bucket, 13.6% with vmrange; the TFC alert counts runs over budget, as this card does)
+	//                   short
+	//   TFC             450 / 610 ms (<= 500) OVER
+	//   gap             45 / 60 ms (<= 100) ok
+	//   tail            300 / 300 ms
+	//   close           absent
+	//   stalled >250ms  0% of 3 runs (<= 5%) ok
+	//   buffering       none ok
+	//   outcomes        success 3 ok
+	//   red cells
+	//     short TFC: p95 610 ms over the 500 ms budget
+	//   triage, in the scorecard's order
+	//     short, 1. tail vs output length: no token counts were reported, so a longer answer cannot be told from a slower one
+	//     short, 2. gap p95 vs p50: p95 60 ms vs p50 45 ms (x1.3): narrow and within budget: the gaps are not what is red
+	//     short, 3. TFC vs prompt size: needs both the short and the long class measured
+	//     short, 4. resume rate: 0 of 3 runs resumed
+	//   verdict: FAIL (1 red cell(s), 0 failing drill(s))
+}
+
+// A ClassBuilder folds the records of one sample one at a time, in memory
+// bounded whatever their number (report reads days of results logs so);
+// BuildClasses makes the card of such classes.
+func ExampleClassBuilder() {
+	b := scorecard.NewClassBuilder("short")
+	for i := range 10_000 {
+		tfc := 300 + float64(i%200)
+		b.Add(probe.Record{RequestID: fmt.Sprintf("req-%05d", i), Sample: "short", Outcome: probe.Success, TFCMs: &tfc})
+	}
+	cl := b.Class()
+	c := scorecard.BuildClasses("api", []scorecard.Class{cl}, nil, map[string]scorecard.Budget{"short": {TFC: 500}})
+	tfc := c.Cells[0]
+	fmt.Printf("%d runs: TFC p50 %.0f ms, p95 %.0f ms; pass %v\n", cl.Runs, *tfc.Timing.P50, *tfc.Timing.P95, c.Pass)
+	fmt.Printf("request ids: %d kept (the first and the last %d), %d left out\n", len(c.RequestIDs["short"]), scorecard.KeptIDs, c.RequestIDsOmitted["short"])
+	// Output:
+	// 10000 runs: TFC p50 400 ms, p95 489 ms; pass true
+	// request ids: 200 kept (the first and the last 100), 9800 left out
+}

@@ -1,0 +1,95 @@
+package scorecard
+
+import (
+	"encoding/xml"
+	"io"
+)
+
+// JUnit XML, one testsuite per target, one testcase per cell and drill.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes check's cards as JUnit XML.
+func WriteJUnit(w io.Writer, cards []*Card) error {
+	return WriteJUnitNamed(w, "streamprobe check", cards)
+}
+
+// WriteJUnitNamed writes the cards as JUnit XML under name, one testsuite
+// per card (a report's region cards and fleet card apart).
+func WriteJUnitNamed(w io.Writer, name string, cards []*Card) error {
+	all := junitSuites{Name: name}
+	for _, c := range cards {
+		s := junitSuiteOf(name, c)
+		all.Tests += s.Tests
+		all.Failures += s.Failures
+		all.Suites = append(all.Suites, s)
+	}
+	io.WriteString(w, xml.Header)
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(all); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// junitSuiteOf is the testsuite of one card: a testcase per cell, failed
+// when red, and per drill, failed when the drill failed.
+func junitSuiteOf(name string, c *Card) junitSuite {
+	scope, class := c.Target, "streamprobe."+c.Target
+	switch {
+	case c.Fleet:
+		scope, class = c.Target+" fleet", "streamprobe.fleet."+c.Target
+	case c.Region != "":
+		scope, class = c.Target+" region "+c.Region, "streamprobe."+c.Region+"."+c.Target
+	}
+	s := junitSuite{Name: name + " " + scope}
+	for _, ce := range c.Cells {
+		text, _ := ce.text()
+		tc := junitCase{Name: ce.Sample + " " + rowNames[ce.Row], Classname: class + "." + ce.Sample, SystemOut: text}
+		if ce.Over {
+			tc.Failure = &junitFailure{Message: ce.Why, Type: "over_budget", Text: ce.Sample + " " + rowNames[ce.Row] + ": " + ce.Why}
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	for _, d := range c.Drills {
+		tc := junitCase{Name: "drill " + d.Drill, Classname: class + ".drills", SystemOut: d.Verdict + ": " + d.Detail}
+		if d.Failed {
+			tc.Failure = &junitFailure{Message: drillWhy(d), Type: "resume_" + d.Verdict, Text: drillWhy(d)}
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	for _, tc := range s.Cases {
+		s.Tests++
+		if tc.Failure != nil {
+			s.Failures++
+		}
+	}
+	return s
+}

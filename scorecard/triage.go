@@ -1,0 +1,153 @@
+package scorecard
+
+import (
+	"fmt"
+
+	"github.com/streamprobe/streamprobe/probe"
+)
+
+// triageRows are the rows the article's triage explains: a red outcomes
+// row is explained by its failing run instead.
+var triageRows = []string{"tfc", "gap", "tail", "close", "stall_share", "buffering"}
+
+// triage states, for each class with a red timing cell, the article's
+// checks in their fixed order, from the data the card has.
+func (c *Card) triage() []string {
+	var out []string
+	for _, s := range c.Samples {
+		red := false
+		for _, row := range triageRows {
+			if c.cell(row, s).Over {
+				red = true
+			}
+		}
+		if b := c.cell("buffering", s); b.Buffering.Suspected > 0 {
+			out = append(out, fmt.Sprintf("%s: suspected proxy buffering in %d of %d runs: %s (check proxy_buffering / X-Accel-Buffering)", s, b.Buffering.Suspected, b.N, burstText(b.Buffering)))
+		}
+		if !red {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s, 1. tail vs output length: %s", s, c.tokens(s)))
+		out = append(out, fmt.Sprintf("%s, 2. gap p95 vs p50: %s", s, c.spread(s)))
+		out = append(out, fmt.Sprintf("%s, 3. TFC vs prompt size: %s%s", s, c.prompt(), c.setup(s)))
+		out = append(out, fmt.Sprintf("%s, 4. resume rate: %s", s, c.resumeRate(s)))
+	}
+	return out
+}
+
+func (c *Card) tokens(s string) string {
+	comp, tps := c.classes[s].Tokens, c.classes[s].TPS
+	p50, _ := comp.quantile(0.5)
+	if p50 == nil {
+		return "no token counts were reported, so a longer answer cannot be told from a slower one"
+	}
+	msg := fmt.Sprintf("median output %.0f tokens", *p50)
+	if t, _ := tps.quantile(0.5); t != nil {
+		msg += fmt.Sprintf(" at %.1f visible tokens/s", *t)
+	}
+	return msg + "; if the output grew, the tail moved for a boring reason"
+}
+
+func (c *Card) spread(s string) string {
+	gc := c.cell("gap", s)
+	g := gc.Timing
+	if g.P50 == nil {
+		return "no gaps measured"
+	}
+	pair := fmt.Sprintf("p95 %s vs p50 %s", msText(*g.P95), msText(*g.P50))
+	if c.cell("buffering", s).Over {
+		return pair + ": the gaps collapsed into bursts, and the freezes between them are a few gaps the percentiles hide; not the model: see the buffering row"
+	}
+	ratio := *g.P95 / max(*g.P50, 0.001)
+	if ratio >= 3 {
+		return fmt.Sprintf("%s (x%.1f): a wide spread is stalls", pair, ratio)
+	}
+	if st := c.cell("stall_share", s); st.Over {
+		return fmt.Sprintf("%s (x%.1f): narrow, yet %s of runs stalled over 250 ms: a few long freezes per run that the percentiles smooth over, not a slow model", pair, ratio, pctText(*st.Stall.Share))
+	}
+	if gc.Over {
+		return fmt.Sprintf("%s (x%.1f): narrow but high is a slow model or heavy batching", pair, ratio)
+	}
+	if g.Budget == nil {
+		return fmt.Sprintf("%s (x%.1f): narrow, and no gap budget to call it high", pair, ratio)
+	}
+	return fmt.Sprintf("%s (x%.1f): narrow and within budget: the gaps are not what is red", pair, ratio)
+}
+
+// prompt compares the TFC p50 of the class of the largest prompt with
+// that of the smallest: a TFC that grows with the prompt is prefill.
+func (c *Card) prompt() string {
+	small, large := c.promptPair()
+	lo, hi := c.cell("tfc", small), c.cell("tfc", large)
+	if lo == nil || hi == nil || lo.Timing.P50 == nil || hi.Timing.P50 == nil {
+		return fmt.Sprintf("needs both the %s and the %s class measured", small, large)
+	}
+	ratio := *hi.Timing.P50 / max(*lo.Timing.P50, 0.001)
+	pair := fmt.Sprintf("%s p50 %s vs %s p50 %s (x%.1f)", large, msText(*hi.Timing.P50), small, msText(*lo.Timing.P50), ratio)
+	switch {
+	case ratio >= 1.5:
+		return pair + ": TFC tracks prompt length, a prefill problem"
+	case c.cell("buffering", small).Over || c.cell("buffering", large).Over:
+		return pair + ": flat across prompt sizes; suspected proxy buffering (see the buffering row): the TFC is when the proxy let the answer go, not when the model started"
+	}
+	return pair + ": flat across prompt sizes; if high, queueing or buffering"
+}
+
+// promptPair names the classes prompt compares: of the card's classes,
+// the first of the smallest prompt and the first of the largest. When
+// the card's classes have fewer than two prompt sizes, it names the
+// samples this binary knows (probe.SampleNames) that would have them.
+func (c *Card) promptPair() (small, large string) {
+	var classes []string
+	for _, s := range c.Samples {
+		if c.classes[s].PromptSize > 0 {
+			classes = append(classes, s)
+		}
+	}
+	size := func(s string) int { return c.classes[s].PromptSize }
+	if small, large, ok := extremes(classes, size); ok {
+		return small, large
+	}
+	small, large, _ = extremes(probe.SampleNames, PromptSize)
+	return small, large
+}
+
+// extremes is the first name of the smallest size and the first of the
+// largest; ok when the sizes differ.
+func extremes(names []string, size func(string) int) (small, large string, ok bool) {
+	for _, n := range names {
+		if small == "" || size(n) < size(small) {
+			small = n
+		}
+		if large == "" || size(n) > size(large) {
+			large = n
+		}
+	}
+	return small, large, small != "" && size(small) != size(large)
+}
+
+// setup says how much of the TFC the connection's setup took, and names a
+// TFC dominated by it: the network path or TLS termination, not the model.
+func (c *Card) setup(s string) string {
+	cl := c.classes[s]
+	if cl == nil || cl.Setup.N() == 0 {
+		return ""
+	}
+	setup, _ := cl.Setup.quantile(0.5)
+	tfc, _ := cl.SetupTFC.quantile(0.5)
+	share := *setup / max(*tfc, 0.001)
+	msg := fmt.Sprintf("; connection setup (DNS+TCP+TLS) p50 %s of TFC p50 %s (%.0f%%)", msText(*setup), msText(*tfc), share*100)
+	if share >= 0.5 {
+		msg += ": TFC is dominated by connecting, not by the model: look at the network path, DNS or TLS termination"
+	}
+	return msg
+}
+
+func (c *Card) resumeRate(s string) string {
+	n, resumed := c.classes[s].Runs, c.classes[s].Resumed
+	msg := fmt.Sprintf("%d of %d runs resumed", resumed, n)
+	if failed := c.failedDrills(); failed > 0 {
+		msg += fmt.Sprintf("; %d resume drill(s) failed: fix reconnection before tuning anything", failed)
+	}
+	return msg
+}
