@@ -82,11 +82,10 @@ type Parser struct {
 	dataRef []byte
 	inPlace bool
 
-	buf  []byte // unread input
-	at   time.Time
-	ev   Event
-	err  error
-	size int
+	buf []byte // unread input
+	at  time.Time
+	ev  Event
+	err error
 }
 
 // SetLastEventID seeds the last event ID buffer, as for a new connection
