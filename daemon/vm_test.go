@@ -5,40 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/vmtest"
 )
-
-// victoriaMetrics is a real VictoriaMetrics single-node server (Debian's
-// victoria-metrics package) on loopback.
-type victoriaMetrics struct {
-	bin, dir, addr string
-	cmd            *exec.Cmd
-}
-
-func findVM(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("victoria-metrics")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("victoria-metrics is not installed, and CI must run this test (.ci/run installs the Debian package)")
-		}
-		t.Skip("victoria-metrics not installed (apt-get install victoria-metrics); .ci/run installs it")
-	}
-	return bin
-}
 
 func freeAddr(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -47,86 +24,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-func (vm *victoriaMetrics) start(t *testing.T) {
-	t.Helper()
-	vm.cmd = exec.Command(vm.bin, "-httpListenAddr="+vm.addr, "-storageDataPath="+vm.dir,
-		"-search.latencyOffset=0s", "-search.disableCache", "-loggerLevel=ERROR")
-	vm.cmd.Stdout, vm.cmd.Stderr = io.Discard, os.Stderr
-	if err := vm.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + vm.addr + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("victoria-metrics did not become healthy")
-}
-
-func (vm *victoriaMetrics) stop() {
-	if vm.cmd != nil && vm.cmd.Process != nil {
-		vm.cmd.Process.Signal(os.Interrupt)
-		vm.cmd.Wait()
-		vm.cmd = nil
-	}
-}
-
-// query runs an instant query and returns the samples as label sets and
-// values.
-func (vm *victoriaMetrics) query(t *testing.T, q string) []sample {
-	t.Helper()
-	return vm.queryAt(t, q, time.Time{})
-}
-
-// queryAt runs an instant query at a time (now when zero).
-func (vm *victoriaMetrics) queryAt(t *testing.T, q string, at time.Time) []sample {
-	t.Helper()
-	if resp, err := http.Get("http://" + vm.addr + "/internal/force_flush"); err == nil {
-		resp.Body.Close()
-	}
-	u := "http://" + vm.addr + "/api/v1/query?query=" + url.QueryEscape(q)
-	if !at.IsZero() {
-		u += fmt.Sprintf("&time=%.3f", float64(at.UnixMilli())/1000)
-	}
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatalf("query %s: %v", q, err)
-	}
-	if out.Status != "success" {
-		t.Fatalf("query %s: %s", q, out.Error)
-	}
-	var res []sample
-	for _, r := range out.Data.Result {
-		v, _ := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64)
-		res = append(res, sample{r.Metric, v})
-	}
-	return res
-}
-
-type sample struct {
-	labels map[string]string
-	value  float64
 }
 
 // countRuns counts the records in the results log, less those cancelled by
@@ -151,9 +48,7 @@ func countRuns(t *testing.T, path string) int {
 // VictoriaMetrics: series with the right labels, the TFC quantile from the
 // aggregated buckets, and an outage that loses nothing.
 func TestDaemonWithVictoriaMetrics(t *testing.T) {
-	vm := &victoriaMetrics{bin: findVM(t), dir: t.TempDir(), addr: freeAddr(t)}
-	vm.start(t)
-	defer vm.stop()
+	vm := vmtest.Start(t)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.jsonl")
 	cfgText := fmt.Sprintf(`region = "test-region"
@@ -192,7 +87,7 @@ tail = "30s"
 tfc = "1500ms"
 gap = "150ms"
 tail = "30s"
-`, results, vm.addr)
+`, results, vm.Addr)
 	cfg, err := config.Parse("vm-test.toml", []byte(cfgText), os.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -205,34 +100,34 @@ tail = "30s"
 	// Two successful short runs pushed and visible (the short sample runs
 	// every 2 s; a loaded machine may take longer).
 	waitFor(t, "two successful short runs in VictoriaMetrics", 60*time.Second, func() bool {
-		got := vm.query(t, `streamprobe_runs_total{outcome="success",sample="short"}`)
-		return len(got) == 1 && got[0].value >= 2
+		got := vm.Query(t, `streamprobe_runs_total{outcome="success",sample="short"}`)
+		return len(got) == 1 && got[0].Value >= 2
 	})
 	// The series, with their labels.
-	got := vm.query(t, `streamprobe_runs_total{outcome="success",sample="short"}`)
+	got := vm.Query(t, `streamprobe_runs_total{outcome="success",sample="short"}`)
 	if len(got) != 1 {
 		t.Fatalf("runs_total series: %+v", got)
 	}
 	for k, v := range map[string]string{"target": "ref", "sample": "short", "dialect": "openai-chat", "drill": "none",
 		"region": "test-region", "host": "test-host", "env": "ci"} {
-		if got[0].labels[k] != v {
-			t.Errorf("label %s = %q, want %q", k, got[0].labels[k], v)
+		if got[0].Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, got[0].Labels[k], v)
 		}
 	}
-	if got[0].value < 2 {
-		t.Errorf("only %v successful runs pushed", got[0].value)
+	if got[0].Value < 2 {
+		t.Errorf("only %v successful runs pushed", got[0].Value)
 	}
 	// p95 of TFC from the summed buckets: the schedule sends the first
 	// chunk at 412 ms; vmrange buckets are about 13%% wide.
-	q := vm.query(t, `histogram_quantile(0.95, sum(rate(streamprobe_tfc_seconds_bucket{resumed="false",sample="short"}[1m])) by (vmrange))`)
-	if len(q) != 1 || q[0].value < 0.36 || q[0].value > 0.53 { // the 412 ms bucket, or the next one when the server runs late
+	q := vm.Query(t, `histogram_quantile(0.95, sum(rate(streamprobe_tfc_seconds_bucket{resumed="false",sample="short"}[1m])) by (vmrange))`)
+	if len(q) != 1 || q[0].Value < 0.36 || q[0].Value > 0.53 { // the 412 ms bucket, or the next one when the server runs late
 		t.Errorf("p95 TFC from buckets = %+v, scheduled 0.412 s", q)
 	}
-	gap := vm.query(t, `histogram_quantile(0.5, sum(rate(streamprobe_gap_seconds_bucket{sample="short"}[1m])) by (vmrange))`)
-	if len(gap) != 1 || gap[0].value < 0.035 || gap[0].value > 0.06 {
+	gap := vm.Query(t, `histogram_quantile(0.5, sum(rate(streamprobe_gap_seconds_bucket{sample="short"}[1m])) by (vmrange))`)
+	if len(gap) != 1 || gap[0].Value < 0.035 || gap[0].Value > 0.06 {
 		t.Errorf("p50 gap from buckets = %+v, scheduled about 0.046 s", gap)
 	}
-	if b := vm.query(t, `streamprobe_budget_seconds{sample="short",metric="tfc"}`); len(b) != 1 || b[0].value != 0.6 {
+	if b := vm.Query(t, `streamprobe_budget_seconds{sample="short",metric="tfc"}`); len(b) != 1 || b[0].Value != 0.6 {
 		t.Errorf("budget gauge %+v", b)
 	}
 
@@ -240,9 +135,9 @@ tail = "30s"
 	checkDashboard(t, vm, "../deploy/grafana-dashboard.json")
 
 	// Outage: the endpoint goes away for several push intervals.
-	vm.stop()
+	vm.Stop()
 	time.Sleep(4 * time.Second)
-	vm.start(t)
+	vm.Restart(t)
 	time.Sleep(3 * time.Second)
 	stop()
 	if err := <-done; err != nil {
@@ -251,16 +146,16 @@ tail = "30s"
 	runs := countRuns(t, results)
 	// The final push lands; nothing measured may be lost, however long
 	// VictoriaMetrics takes to show it.
-	var total []sample
+	var total []vmtest.Sample
 	waitFor(t, "sum(runs_total) to equal the results log", 30*time.Second, func() bool {
-		total = vm.query(t, `sum(streamprobe_runs_total)`)
-		return len(total) == 1 && int(total[0].value) == runs
+		total = vm.Query(t, `sum(streamprobe_runs_total)`)
+		return len(total) == 1 && int(total[0].Value) == runs
 	})
-	if len(total) != 1 || int(total[0].value) != runs {
+	if len(total) != 1 || int(total[0].Value) != runs {
 		t.Errorf("runs_total in VictoriaMetrics = %+v, results log has %d runs: something measured was lost", total, runs)
 	}
-	errs := vm.query(t, `streamprobe_push_errors_total`)
-	if len(errs) != 1 || errs[0].value < 2 {
+	errs := vm.Query(t, `streamprobe_push_errors_total`)
+	if len(errs) != 1 || errs[0].Value < 2 {
 		t.Errorf("push_errors_total = %+v, want the outage's failed pushes counted", errs)
 	}
 }
@@ -269,7 +164,7 @@ tail = "30s"
 // variables filled in, and fails on a query that returns nothing.
 // dashboardGaps runs every query of the Grafana dashboard and returns the
 // ones that have no data.
-func dashboardGaps(t *testing.T, vm *victoriaMetrics, path string) []string {
+func dashboardGaps(t *testing.T, vm *vmtest.VM, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -291,7 +186,7 @@ func dashboardGaps(t *testing.T, vm *victoriaMetrics, path string) []string {
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {
 			expr := strings.NewReplacer("$__rate_interval", "5m", "$__range", "5m", "$window", "5m", "$region", ".*", "$host", ".*", "$target", ".*").Replace(tg.Expr)
-			if len(vm.query(t, expr)) == 0 {
+			if len(vm.Query(t, expr)) == 0 {
 				gaps = append(gaps, fmt.Sprintf("dashboard panel %q: no data for %s", p.Title, expr))
 			}
 			n++
@@ -305,7 +200,7 @@ func dashboardGaps(t *testing.T, vm *victoriaMetrics, path string) []string {
 
 // checkDashboard waits until every dashboard query has data (every sample
 // and drill has run and been pushed), and fails on the ones that never do.
-func checkDashboard(t *testing.T, vm *victoriaMetrics, path string) {
+func checkDashboard(t *testing.T, vm *vmtest.VM, path string) {
 	t.Helper()
 	var gaps []string
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
