@@ -108,7 +108,7 @@ func TestFaultMatrix(t *testing.T) {
 	})
 	t.Run("503", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }, 3*time.Second, false)
+		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }, 3*time.Second, false)
 		wantOutcome(t, rec, UpstreamError, "503 Service Unavailable")
 	})
 	resetMidEvent := func(w http.ResponseWriter, r *http.Request) {
