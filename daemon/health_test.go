@@ -94,8 +94,8 @@ jitter = "0s"
 		t.Errorf("streamprobe_build_info in VictoriaMetrics: %+v", v)
 	}
 
+	outage := time.Now() // before the stop: pushes may fail from its start
 	vm.Stop()
-	outage := time.Now()
 	h = waitHealth(t, listen, "unhealthy during the outage", func(code int, h health) bool { return code == 503 })
 	if el := time.Since(outage); el < PushFailWindow*time.Second-time.Second {
 		t.Errorf("unhealthy %v after the outage began, before the %d-interval window", el, PushFailWindow)
