@@ -56,19 +56,34 @@ type VM struct {
 func Start(t testing.TB) *VM {
 	t.Helper()
 	vm := &VM{bin: Bin(t, "victoria-metrics"), Dir: t.TempDir()}
-	vm.Addr = freeAddr(t)
-	vm.URL = "http://" + vm.Addr
-	vm.Restart(t)
-	t.Cleanup(vm.Stop)
-	return vm
+	var err error
+	// A free port can be taken between the probe for it and the bind:
+	// try a few.
+	for range 3 {
+		vm.Addr = freeAddr(t)
+		vm.URL = "http://" + vm.Addr
+		if vm.p, err = vm.start(t); err == nil {
+			t.Cleanup(vm.Stop)
+			return vm
+		}
+	}
+	t.Fatal(err)
+	return nil
+}
+
+func (vm *VM) start(t testing.TB) (*process, error) {
+	return start(t, vm.URL, vm.bin, "-httpListenAddr="+vm.Addr, "-storageDataPath="+vm.Dir,
+		"-search.latencyOffset=0s", "-search.disableCache", "-loggerLevel=ERROR")
 }
 
 // Restart starts VictoriaMetrics again on the same address and directory,
 // after Stop (the end of an outage).
 func (vm *VM) Restart(t testing.TB) {
 	t.Helper()
-	vm.p = start(t, vm.URL, vm.bin, "-httpListenAddr="+vm.Addr, "-storageDataPath="+vm.Dir,
-		"-search.latencyOffset=0s", "-search.disableCache", "-loggerLevel=ERROR")
+	var err error
+	if vm.p, err = vm.start(t); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Stop stops VictoriaMetrics (an outage, or the end of the test) and waits
@@ -153,13 +168,21 @@ type Agent struct {
 func StartAgent(t testing.TB, vm *VM) *Agent {
 	t.Helper()
 	bin := Bin(t, "vmagent")
-	a := &Agent{Addr: freeAddr(t), Dir: t.TempDir()}
-	a.URL = "http://" + a.Addr
-	p := start(t, a.URL, bin, "-httpListenAddr="+a.Addr, "-remoteWrite.url="+vm.URL+"/api/v1/write",
-		"-remoteWrite.tmpDataPath="+a.Dir, "-remoteWrite.flushInterval=1s", "-loggerLevel=ERROR")
-	p.quiet = true
-	t.Cleanup(p.stop)
-	return a
+	a := &Agent{Dir: t.TempDir()}
+	var err error
+	for range 3 {
+		a.Addr = freeAddr(t)
+		a.URL = "http://" + a.Addr
+		var p *process
+		if p, err = start(t, a.URL, bin, "-httpListenAddr="+a.Addr, "-remoteWrite.url="+vm.URL+"/api/v1/write",
+			"-remoteWrite.tmpDataPath="+a.Dir, "-remoteWrite.flushInterval=1s", "-loggerLevel=ERROR"); err == nil {
+			p.quiet = true
+			t.Cleanup(p.stop)
+			return a
+		}
+	}
+	t.Fatal(err)
+	return nil
 }
 
 // ImportURL is where the Prometheus text format is pushed.
@@ -197,14 +220,13 @@ type process struct {
 }
 
 // start runs bin with args, and waits until base/health answers 200. A
-// binary that exits first, or is not healthy within StartTimeout, fails
-// the test with what it logged.
-func start(t testing.TB, base, bin string, args ...string) *process {
-	t.Helper()
+// binary that exits first, or is not healthy within StartTimeout, is an
+// error with what it logged.
+func start(t testing.TB, base, bin string, args ...string) (*process, error) {
 	p := &process{cmd: exec.Command(bin, args...), done: make(chan struct{}), log: &syncBuffer{}}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	go func() {
 		p.cmd.Wait()
@@ -217,9 +239,9 @@ func start(t testing.TB, base, bin string, args ...string) *process {
 	})
 	if err := p.waitHealthy(base); err != nil {
 		p.stop()
-		t.Fatalf("%s: %v: %s", bin, err, strings.TrimSpace(p.log.String()))
+		return nil, fmt.Errorf("%s: %w: %s", bin, err, strings.TrimSpace(p.log.String()))
 	}
-	return p
+	return p, nil
 }
 
 func (p *process) waitHealthy(base string) error {
