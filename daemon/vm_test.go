@@ -121,10 +121,15 @@ tail = "30s"
 	if got[0].Value < 2 {
 		t.Errorf("only %v successful runs pushed", got[0].Value)
 	}
-	// p95 of TFC and p50 of the gaps from the summed buckets, checked
-	// against the results log once the daemon has stopped.
-	q := vm.Query(t, `histogram_quantile(0.95, sum(rate(streamprobe_tfc_seconds_bucket{resumed="false",sample="short"}[1m])) by (vmrange))`)
-	gap := vm.Query(t, `histogram_quantile(0.5, sum(rate(streamprobe_gap_seconds_bucket{sample="short"}[1m])) by (vmrange))`)
+	// p95 of TFC and p50 of the gaps from the summed buckets (once two
+	// pushes give rate() its two points), checked against the results log
+	// once the daemon has stopped.
+	var q, gap []vmtest.Sample
+	waitFor(t, "TFC and gap quantiles from the buckets", 60*time.Second, func() bool {
+		q = vm.Query(t, `histogram_quantile(0.95, sum(rate(streamprobe_tfc_seconds_bucket{resumed="false",sample="short"}[1m])) by (vmrange))`)
+		gap = vm.Query(t, `histogram_quantile(0.5, sum(rate(streamprobe_gap_seconds_bucket{sample="short"}[1m])) by (vmrange))`)
+		return len(q) == 1 && len(gap) == 1
+	})
 	if b := vm.Query(t, `streamprobe_budget_seconds{sample="short",metric="tfc"}`); len(b) != 1 || b[0].Value != 0.6 {
 		t.Errorf("budget gauge %+v", b)
 	}
@@ -161,8 +166,16 @@ tail = "30s"
 	tfcRange, gapRange := shortRange(t, results)
 	inBuckets := func(what string, q []vmtest.Sample, r [2]float64) {
 		t.Helper()
-		if len(q) != 1 || bucketIndex(q[0].Value) < bucketIndex(r[0])-1 || bucketIndex(q[0].Value) > bucketIndex(r[1]) {
-			t.Errorf("%s from buckets = %+v, the results log's values range from %.4f to %.4f s", what, q, r[0], r[1])
+		// The vmrange bucket edges around the values (a zero is below
+		// every bucket).
+		edge := func(v float64, k int) float64 {
+			if v <= 0 {
+				return 0
+			}
+			return math.Pow(10, float64(bucketIndex(v)+k)/18)
+		}
+		if lo, hi := edge(r[0], -1), edge(r[1], 0); len(q) != 1 || q[0].Value < lo*(1-1e-9) || q[0].Value > hi*(1+1e-9) {
+			t.Errorf("%s from buckets = %+v, the results log's values range from %.4f to %.4f s (buckets %.4f to %.4f)", what, q, r[0], r[1], lo, hi)
 		}
 	}
 	inBuckets("p95 TFC", q, tfcRange)
