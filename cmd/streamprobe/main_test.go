@@ -286,16 +286,17 @@ drills = ["drop", "stale"]
 const noStallBudget = `stall_share = 1.0
 `
 
-// The built-in target's short stream has a 259 ms stall: within a 300 ms
-// gap budget it passes, within a 100 ms one the short gap cell is red.
+// The built-in target's short stream has a 259 ms stall: within budgets
+// that no busy machine makes it miss it passes, within a 100 ms gap budget
+// the short gap cell is red.
 func TestCheckExitCodesAndJSON(t *testing.T) {
 	within := writeConfig(t, checkTargets+`[budget.short]
-tfc = "600ms"
-gap = "300ms"
-tail = "2s"
+tfc = "10s"
+gap = "5s"
+tail = "20s"
 `+noStallBudget+`[budget.long]
-tfc = "1500ms"
-gap = "150ms"
+tfc = "10s"
+gap = "5s"
 `+noStallBudget+`[budget.cancel]
 `+noStallBudget)
 	code, stdout, stderr := runCmd(t, "check", "-config", within, "-runs", "3")
@@ -339,7 +340,7 @@ gap = "100ms"
 			red = append(red, c.Sample+"/"+c.Row+": "+c.Why)
 		}
 	}
-	if len(red) != 1 || !strings.HasPrefix(red[0], "short/gap: p95 2") {
+	if len(red) != 1 || !strings.HasPrefix(red[0], "short/gap: p95 ") {
 		t.Errorf("red cells %q, want only short/gap", red)
 	}
 	if len(sum.Targets[0].RequestIDs["short"]) != 3 || !sum.Targets[1].Pass || len(sum.Targets[1].Drills) != 2 {
@@ -429,7 +430,7 @@ func TestCheckEveryDialect(t *testing.T) {
 		}
 		fmt.Fprintf(&cfg, "[[target]]\nname = %q\nbuiltin = true\ndialect = %q\nsamples = %s\ndrills = %s\n", "t-"+d, d, samples, drills)
 	}
-	cfg.WriteString("[budget.short]\ntfc = \"600ms\"\ngap = \"300ms\"\n" + noStallBudget)
+	cfg.WriteString("[budget.short]\ntfc = \"10s\"\ngap = \"5s\"\n" + noStallBudget) // met however busy the machine
 	code, stdout, stderr := runCmd(t, "check", "-config", writeConfig(t, cfg.String()), "-runs", "2")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)

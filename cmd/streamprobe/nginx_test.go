@@ -21,9 +21,9 @@ func TestCheckNamesBufferingBehindNginx(t *testing.T) {
 	up := probe.NewDemoServer()
 	up.Start()
 	t.Cleanup(up.Close)
-	// Budgets that the reference target's own stream meets, so that only
-	// the proxy can turn a cell red (its stalls are by design: no stall
-	// budget).
+	// Budgets that the reference target's own stream meets, however busy
+	// the machine, so that only the proxy can turn a cell red (its stalls
+	// are by design: no stall budget).
 	cfg := func(url string) string {
 		return writeConfig(t, fmt.Sprintf(`[[target]]
 name = "nginx"
@@ -31,14 +31,14 @@ url = %q
 dialect = "openai-chat"
 samples = ["short", "long"]
 [budget.short]
-tfc = "2s"
-gap = "300ms"
-tail = "3s"
+tfc = "10s"
+gap = "2s"
+tail = "20s"
 stall_share = 1.0
 [budget.long]
-tfc = "2s"
-gap = "400ms"
-tail = "3s"
+tfc = "10s"
+gap = "2s"
+tail = "20s"
 stall_share = 1.0
 `, url))
 	}
