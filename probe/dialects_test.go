@@ -30,15 +30,10 @@ func TestOpenAIResponsesTimeline(t *testing.T) {
 	if len(tl.Chunks) != 3 {
 		t.Fatalf("%d text deltas, want 3", len(tl.Chunks))
 	}
-	milestone := func(what string, got *float64, k int, want time.Time) {
-		t.Helper()
-		msNotBefore(t, what, got, tl.Start, due(srv, c, k))
-		msIs(t, what, got, msSince(tl.Start, want))
-	}
-	milestone("first_event_ms (response.created)", rec.FirstEventMs, 0, tl.FirstEvent)
-	milestone("first_effective_ms (reasoning summary)", rec.FirstEffectiveMs, 2, tl.FirstEffective)
-	milestone("tfc_ms (first output_text.delta)", rec.TFCMs, 3, tl.Chunks[0])
-	milestone("end_ms (response.completed)", rec.EndMs, 6, tl.End)
+	milestone(t, "first_event_ms (response.created)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
+	milestone(t, "first_effective_ms (reasoning summary)", rec.FirstEffectiveMs, tl, srv, c, 2, tl.FirstEffective)
+	milestone(t, "tfc_ms (first output_text.delta)", rec.TFCMs, tl, srv, c, 3, tl.Chunks[0])
+	milestone(t, "end_ms (response.completed)", rec.EndMs, tl, srv, c, 6, tl.End)
 	for i, ch := range tl.Chunks {
 		notBefore(t, "text delta", ch, due(srv, c, 3+i))
 	}
@@ -154,15 +149,10 @@ func TestAnthropicMessagesTimeline(t *testing.T) {
 	if len(tl.Chunks) != 2 {
 		t.Fatalf("%d text deltas, want 2", len(tl.Chunks))
 	}
-	milestone := func(what string, got *float64, k int, want time.Time) {
-		t.Helper()
-		msNotBefore(t, what, got, tl.Start, due(srv, c, k))
-		msIs(t, what, got, msSince(tl.Start, want))
-	}
-	milestone("first_event_ms (message_start, not the ping)", rec.FirstEventMs, 1, tl.FirstEvent)
-	milestone("first_effective_ms (thinking)", rec.FirstEffectiveMs, 4, tl.FirstEffective)
-	milestone("tfc_ms (first text_delta)", rec.TFCMs, 6, tl.Chunks[0])
-	milestone("end_ms (message_stop)", rec.EndMs, 9, tl.End)
+	milestone(t, "first_event_ms (message_start, not the ping)", rec.FirstEventMs, tl, srv, c, 1, tl.FirstEvent)
+	milestone(t, "first_effective_ms (thinking)", rec.FirstEffectiveMs, tl, srv, c, 4, tl.FirstEffective)
+	milestone(t, "tfc_ms (first text_delta)", rec.TFCMs, tl, srv, c, 6, tl.Chunks[0])
+	milestone(t, "end_ms (message_stop)", rec.EndMs, tl, srv, c, 9, tl.End)
 	if rec.Chunks != 2 || rec.Comments != 2 || rec.Tokens == nil || rec.Tokens.Prompt != 21 || rec.Tokens.Completion != 2 {
 		t.Errorf("chunks %d comments (pings) %d tokens %+v", rec.Chunks, rec.Comments, rec.Tokens)
 	}

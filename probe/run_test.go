@@ -66,6 +66,14 @@ func msNotBefore(t *testing.T, what string, got *float64, start, earliest time.T
 	notBefore(t, what, start.Add(time.Duration(*got*float64(time.Millisecond))), earliest)
 }
 
+// milestone checks a record milestone that stamps step k of connection c:
+// not before the step was due, and the client's reading of it.
+func milestone(t *testing.T, what string, got *float64, tl Timeline, srv *refserver.Server, c refserver.Conn, k int, reading time.Time) {
+	t.Helper()
+	msNotBefore(t, what, got, tl.Start, due(srv, c, k))
+	msIs(t, what, got, msSince(tl.Start, reading))
+}
+
 // msIs checks a record value against the one the client's own readings
 // give, which scheduling cannot make differ (but for the rounding).
 func msIs(t *testing.T, what string, got *float64, want float64) {

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 )
 
@@ -14,33 +13,14 @@ import (
 // loopback server that answers at once with a short event stream: the
 // dial, the request write, the header read and the body to its end.
 func BenchmarkTransportRoundTrip(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	b.Cleanup(func() { ln.Close(); wg.Wait() })
 	const answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 18\r\n\r\nid: 1\ndata: one\n\n\n"
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-					io.WriteString(c, answer)
-				}
-			}()
+	addr := rawServer(b, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			io.WriteString(c, answer)
 		}
-	}()
+	})
 	tr := &Transport{Proxy: func(*http.Request) (*url.URL, error) { return nil, nil }}
-	req, err := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/stream", nil)
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/stream", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -63,7 +63,6 @@ func Start(t testing.TB) *VM {
 		vm.Addr = freeAddr(t)
 		vm.URL = "http://" + vm.Addr
 		if vm.p, err = vm.start(t); err == nil {
-			t.Cleanup(vm.Stop)
 			return vm
 		}
 	}
@@ -177,7 +176,6 @@ func StartAgent(t testing.TB, vm *VM) *Agent {
 		if p, err = start(t, a.URL, bin, "-httpListenAddr="+a.Addr, "-remoteWrite.url="+vm.URL+"/api/v1/write",
 			"-remoteWrite.tmpDataPath="+a.Dir, "-remoteWrite.flushInterval=1s", "-loggerLevel=ERROR"); err == nil {
 			p.quiet = true
-			t.Cleanup(p.stop)
 			return a
 		}
 	}
@@ -210,21 +208,22 @@ func (a *Agent) Metric(t testing.TB, name string) float64 {
 	return sum
 }
 
-// process is one started binary.
+// process is one started binary. Its output goes to log, read once it
+// has exited (exec.Cmd writes one stream at a time to a shared writer).
 type process struct {
 	cmd   *exec.Cmd
 	done  chan struct{}
-	log   *syncBuffer
+	log   bytes.Buffer
 	quiet bool // keep its log out of a failed test's output
 	once  sync.Once
 }
 
-// start runs bin with args, and waits until base/health answers 200. A
-// binary that exits first, or is not healthy within StartTimeout, is an
-// error with what it logged.
+// start runs bin with args, and waits until base/health answers 200; it
+// stops it in t.Cleanup. A binary that exits first, or is not healthy
+// within StartTimeout, is an error with what it logged.
 func start(t testing.TB, base, bin string, args ...string) (*process, error) {
-	p := &process{cmd: exec.Command(bin, args...), done: make(chan struct{}), log: &syncBuffer{}}
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	p := &process{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -233,6 +232,7 @@ func start(t testing.TB, base, bin string, args ...string) (*process, error) {
 		close(p.done)
 	}()
 	t.Cleanup(func() {
+		p.stop()
 		if s := strings.TrimSpace(p.log.String()); s != "" && t.Failed() && !p.quiet {
 			t.Logf("%s said: %s", bin, s)
 		}
@@ -285,23 +285,4 @@ func freeAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// syncBuffer is a process's log, written by its output copiers and read
-// by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
