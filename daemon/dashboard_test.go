@@ -17,6 +17,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/vmtest"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -54,9 +55,7 @@ var quantileQuery = regexp.MustCompile(`^histogram_quantile\((0\.\d+), sum by \(
 // runs, and every gap pooled, as check computes them (allowing for the two
 // rank conventions, see rankSpan).
 func TestDashboardAgreesWithTheResultsLog(t *testing.T) {
-	vm := &victoriaMetrics{bin: findVM(t), dir: t.TempDir(), addr: freeAddr(t)}
-	vm.start(t)
-	defer vm.stop()
+	vm := vmtest.Start(t)
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	cfg, err := config.Parse("dash.toml", []byte(fmt.Sprintf(`region = "r1"
 host = "h1"
@@ -80,7 +79,7 @@ samples = []
 drills = ["drop"]
 drill_every = "2s"
 jitter = "0s"
-`, results, vm.addr)), jobs.Env(os.Getenv))
+`, results, vm.Addr)), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +158,8 @@ jitter = "0s"
 	for _, cls := range []string{"short", "long", "cancel"} {
 		q := fmt.Sprintf(`sum(increase_pure(streamprobe_gap_seconds_count{sample=%q,drill="none"}[30m]))`, cls)
 		waitFor(t, cls+" gaps in VictoriaMetrics equal to the results log", 30*time.Second, func() bool {
-			got := vm.query(t, q)
-			return len(got) == 1 && int(math.Round(got[0].value)) == len(raw[key{"gap", cls}])
+			got := vm.Query(t, q)
+			return len(got) == 1 && int(math.Round(got[0].Value)) == len(raw[key{"gap", cls}])
 		})
 	}
 	checked := 0
@@ -177,20 +176,20 @@ jitter = "0s"
 			q, _ := strconv.ParseFloat(m[1], 64)
 			metric := strings.TrimPrefix(m[3], "streamprobe_")
 			sample := regexp.MustCompile(`sample="(\w+)"`).FindStringSubmatch(m[4])
-			got := vm.query(t, vars.Replace(tg.Expr))
+			got := vm.Query(t, vars.Replace(tg.Expr))
 			if len(got) == 0 {
 				t.Errorf("panel %q: no data for %s", p.Title, tg.Expr)
 				continue
 			}
 			for _, g := range got {
-				group := g.labels["drill"]
-				if s := g.labels["sample"]; s != "" { // a panel by region and class
+				group := g.Labels["drill"]
+				if s := g.Labels["sample"]; s != "" { // a panel by region and class
 					group = s
 				}
 				if sample != nil {
 					group = sample[1]
 				}
-				dashMs := g.value * 1000
+				dashMs := g.Value * 1000
 				v, ok := rawQuantile(raw[key{metric, group}], q)
 				if !ok {
 					t.Errorf("panel %q (%s): the dashboard shows %.1f ms, the results log has no value", p.Title, group, dashMs)

@@ -6,12 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,60 +18,9 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/vmtest"
 	"github.com/streamprobe/streamprobe/probe"
 )
-
-// vmAgent is a real vmagent (Debian's victoria-metrics package): it takes
-// the daemons' pushes, buffers them on disk while VictoriaMetrics is down,
-// and forwards them by remote write.
-type vmAgent struct {
-	bin, dir, addr, remote string
-	cmd                    *exec.Cmd
-}
-
-func (a *vmAgent) start(t *testing.T) {
-	t.Helper()
-	a.cmd = exec.Command(a.bin, "-httpListenAddr="+a.addr, "-remoteWrite.url=http://"+a.remote+"/api/v1/write",
-		"-remoteWrite.tmpDataPath="+a.dir, "-remoteWrite.flushInterval=1s", "-loggerLevel=ERROR")
-	a.cmd.Stdout, a.cmd.Stderr = io.Discard, io.Discard // it logs every failed send during the outage
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		a.cmd.Process.Signal(os.Interrupt)
-		a.cmd.Wait()
-	})
-	waitFor(t, "vmagent healthy", 20*time.Second, func() bool {
-		resp, err := http.Get("http://" + a.addr + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
-}
-
-// metric reads one of vmagent's own metrics (summed over its series).
-func (a *vmAgent) metric(t *testing.T, name string) float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + a.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
-}
 
 // fleetRecords reads a daemon's results log: the runs it counted (not cut
 // by the shutdown), and the TFC of each short run that the TFC histogram
@@ -133,18 +79,9 @@ func bucketIndex(v float64) int { return int(math.Ceil(math.Log10(v)*18 - 1e-9))
 // of its raw per-run values, and every dashboard query, the
 // region-against-region panels with one series per region, has data.
 func TestFleetThroughVmagent(t *testing.T) {
-	vm := &victoriaMetrics{bin: findVM(t), dir: t.TempDir(), addr: freeAddr(t)}
-	agentBin, err := exec.LookPath("vmagent")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("vmagent is not installed, and CI must run this test (.ci/run installs the Debian package victoria-metrics)")
-		}
-		t.Skip("vmagent not installed (apt-get install victoria-metrics)")
-	}
-	vm.start(t)
-	defer vm.stop()
-	agent := &vmAgent{bin: agentBin, dir: t.TempDir(), addr: freeAddr(t), remote: vm.addr}
-	agent.start(t)
+	vmtest.Bin(t, "vmagent")
+	vm := vmtest.Start(t)
+	agent := vmtest.StartAgent(t, vm)
 
 	regions := []string{"eu-west", "us-east"}
 	type member struct {
@@ -192,7 +129,7 @@ tail = "30s"
 tfc = "1500ms"
 gap = "150ms"
 tail = "30s"
-`, region, i+1, results, agent.addr)
+`, region, i+1, results, agent.Addr)
 		cfg, err := config.Parse(region+".toml", []byte(cfgText), jobs.Env(os.Getenv))
 		if err != nil {
 			t.Fatal(err)
@@ -220,16 +157,16 @@ tail = "30s"
 	// Both regions land in VictoriaMetrics through vmagent, with their
 	// labels, and every dashboard query has data.
 	waitFor(t, "both regions' short runs in VictoriaMetrics", 90*time.Second, func() bool {
-		got := vm.query(t, `sum by (region) (streamprobe_runs_total{outcome="success",sample="short"})`)
+		got := vm.Query(t, `sum by (region) (streamprobe_runs_total{outcome="success",sample="short"})`)
 		return len(got) == 2
 	})
-	hosts := vm.query(t, `count by (region, host) (streamprobe_runs_total)`)
+	hosts := vm.Query(t, `count by (region, host) (streamprobe_runs_total)`)
 	if len(hosts) != 2 {
 		t.Errorf("series by region and host: %+v, want eu-west/edge-1 and us-east/edge-2", hosts)
 	}
 	for _, h := range hosts {
-		if want := map[string]string{"eu-west": "edge-1", "us-east": "edge-2"}[h.labels["region"]]; h.labels["host"] != want {
-			t.Errorf("region %q has host %q, want %q", h.labels["region"], h.labels["host"], want)
+		if want := map[string]string{"eu-west": "edge-1", "us-east": "edge-2"}[h.Labels["region"]]; h.Labels["host"] != want {
+			t.Errorf("region %q has host %q, want %q", h.Labels["region"], h.Labels["host"], want)
 		}
 	}
 	checkDashboard(t, vm, "../deploy/grafana-dashboard.json")
@@ -249,7 +186,7 @@ tail = "30s"
 	for i, m := range fleet {
 		before[regions[i]] = lines(m.results)
 	}
-	vm.stop()
+	vm.Stop()
 	outageStart := time.Now()
 	waitFor(t, "runs in both regions during the outage, buffered by vmagent", 120*time.Second, func() bool {
 		if time.Since(outageStart) < 6*time.Second {
@@ -260,10 +197,10 @@ tail = "30s"
 				return false
 			}
 		}
-		return agent.metric(t, "vmagent_remotewrite_pending_data_bytes") > 0
+		return agent.Metric(t, "vmagent_remotewrite_pending_data_bytes") > 0
 	})
 	outageEnd := time.Now()
-	vm.start(t)
+	vm.Restart(t)
 	// Enough short runs in each region for a p95 worth comparing (a busy
 	// machine makes fewer in the same time).
 	waitFor(t, "5 short runs in each region's results log", 120*time.Second, func() bool {
@@ -282,14 +219,14 @@ tail = "30s"
 	for i, region := range regions {
 		runs[region], tfc[region] = fleetRecords(t, logs[i])
 	}
-	var got []sample
+	var got []vmtest.Sample
 	waitFor(t, "sum(runs_total) by (region) to equal the results logs", 180*time.Second, func() bool {
-		got = vm.query(t, `sum by (region) (streamprobe_runs_total)`)
+		got = vm.Query(t, `sum by (region) (streamprobe_runs_total)`)
 		if len(got) != len(regions) {
 			return false
 		}
 		for _, s := range got {
-			if int(s.value) != runs[s.labels["region"]] {
+			if int(s.Value) != runs[s.Labels["region"]] {
 				return false
 			}
 		}
@@ -300,7 +237,7 @@ tail = "30s"
 	window := outageEnd.Sub(outageStart) - 2*time.Second
 	for _, region := range regions {
 		q := fmt.Sprintf(`count_over_time(streamprobe_runs_total{region=%q,sample="short",outcome="success"}[%ds])`, region, int(window.Seconds()))
-		if s := vm.queryAt(t, q, outageEnd.Add(-time.Second)); len(s) != 1 || s[0].value < 2 {
+		if s := vm.QueryAt(t, q, outageEnd.Add(-time.Second)); len(s) != 1 || s[0].Value < 2 {
 			t.Errorf("%s: samples stamped during the %s outage: %+v, want vmagent's buffered pushes", region, window.Round(time.Second), s)
 		}
 	}
@@ -309,12 +246,12 @@ tail = "30s"
 	// the raw per-run values of the results log: within one bucket.
 	const sel = `streamprobe_tfc_seconds_bucket{sample="short",drill="none",resumed="false"}`
 	est := map[string]float64{}
-	for _, s := range vm.query(t, `histogram_quantile(0.95, sum by (region, vmrange) (`+sel+`))`) {
-		est[s.labels["region"]] = s.value
+	for _, s := range vm.Query(t, `histogram_quantile(0.95, sum by (region, vmrange) (`+sel+`))`) {
+		est[s.Labels["region"]] = s.Value
 	}
 	counts := map[string]float64{}
-	for _, s := range vm.query(t, `sum by (region) (streamprobe_tfc_seconds_count{sample="short",drill="none",resumed="false"})`) {
-		counts[s.labels["region"]] = s.value
+	for _, s := range vm.Query(t, `sum by (region) (streamprobe_tfc_seconds_count{sample="short",drill="none",resumed="false"})`) {
+		counts[s.Labels["region"]] = s.Value
 	}
 	for _, region := range regions {
 		vals := slices.Sorted(slices.Values(tfc[region]))
@@ -326,9 +263,9 @@ tail = "30s"
 			t.Errorf("%s: the TFC histogram counts %v runs, the results log %d", region, counts[region], len(vals))
 		}
 		var holding []string
-		for _, s := range vm.query(t, fmt.Sprintf(`sum by (vmrange) (%s)`, strings.Replace(sel, "{", fmt.Sprintf("{region=%q,", region), 1))) {
-			if b := parseBucket(t, s.labels["vmrange"]); raw > b.lo && raw <= b.hi {
-				holding = append(holding, s.labels["vmrange"])
+		for _, s := range vm.Query(t, fmt.Sprintf(`sum by (vmrange) (%s)`, strings.Replace(sel, "{", fmt.Sprintf("{region=%q,", region), 1))) {
+			if b := parseBucket(t, s.Labels["vmrange"]); raw > b.lo && raw <= b.hi {
+				holding = append(holding, s.Labels["vmrange"])
 			}
 		}
 		if len(holding) != 1 {
@@ -344,7 +281,7 @@ tail = "30s"
 
 // checkRegionPanels runs the queries of the dashboard's "by region" panels
 // and fails unless each returns a series for every region.
-func checkRegionPanels(t *testing.T, vm *victoriaMetrics, path string, regions []string) {
+func checkRegionPanels(t *testing.T, vm *vmtest.VM, path string, regions []string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -370,9 +307,9 @@ func checkRegionPanels(t *testing.T, vm *victoriaMetrics, path string, regions [
 			n++
 			expr := strings.NewReplacer("$__rate_interval", "5m", "$window", "5m", "$region", ".*", "$host", ".*", "$target", ".*").Replace(tg.Expr)
 			var seen []string
-			for _, s := range vm.query(t, expr) {
-				if !slices.Contains(seen, s.labels["region"]) {
-					seen = append(seen, s.labels["region"])
+			for _, s := range vm.Query(t, expr) {
+				if !slices.Contains(seen, s.Labels["region"]) {
+					seen = append(seen, s.Labels["region"])
 				}
 			}
 			slices.Sort(seen)

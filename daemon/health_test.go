@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/vmtest"
 )
 
 // getHealth asks /healthz of the daemon's listener.
@@ -52,9 +53,7 @@ func waitHealth(t *testing.T, addr, what string, ok func(int, health) bool) heal
 // intervals, last_push_success kept apart from the last attempt; ok again
 // when VictoriaMetrics is back.
 func TestHealthzDuringPushOutage(t *testing.T) {
-	vm := &victoriaMetrics{bin: findVM(t), dir: t.TempDir(), addr: freeAddr(t)}
-	vm.start(t)
-	defer vm.stop()
+	vm := vmtest.Start(t)
 	listen := freeAddr(t)
 	d, _ := testDaemon(t, fmt.Sprintf(`listen = %q
 [push]
@@ -68,7 +67,7 @@ dialect = "openai-chat"
 samples = ["short"]
 every = "2s"
 jitter = "0s"
-`, listen, vm.addr), nil)
+`, listen, vm.Addr), nil)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, nil) }()
@@ -85,18 +84,18 @@ jitter = "0s"
 	if h.Version == "" || len(h.Reasons) != 0 {
 		t.Errorf("healthy answer: %+v", h)
 	}
-	var v []sample
+	var v []vmtest.Sample
 	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		if v = vm.query(t, `streamprobe_build_info{version!="",goversion=~"go.+"}`); len(v) > 0 {
+		if v = vm.Query(t, `streamprobe_build_info{version!="",goversion=~"go.+"}`); len(v) > 0 {
 			break
 		}
 	}
-	if len(v) != 1 || v[0].value != 1 {
+	if len(v) != 1 || v[0].Value != 1 {
 		t.Errorf("streamprobe_build_info in VictoriaMetrics: %+v", v)
 	}
 
-	vm.stop()
-	outage := time.Now()
+	outage := time.Now() // before the stop: pushes may fail from its start
+	vm.Stop()
 	h = waitHealth(t, listen, "unhealthy during the outage", func(code int, h health) bool { return code == 503 })
 	if el := time.Since(outage); el < PushFailWindow*time.Second-time.Second {
 		t.Errorf("unhealthy %v after the outage began, before the %d-interval window", el, PushFailWindow)
@@ -110,7 +109,7 @@ jitter = "0s"
 		t.Errorf("last_push %s and last_push_success %s: the success must predate the outage, the attempt follow it", h.LastPush, h.LastPushSuccess)
 	}
 
-	vm.start(t)
+	vm.Restart(t)
 	waitHealth(t, listen, "ok once VictoriaMetrics is back", func(code int, h health) bool { return code == 200 && h.Status == "ok" })
 }
 

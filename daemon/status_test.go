@@ -1,53 +1,21 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/chromiumtest"
 )
-
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is missing and CI must run this test (.ci/run installs Debian's chromium)")
-	}
-	t.Skip("chromium not installed (apt-get install chromium)")
-	return ""
-}
-
-// headless runs Debian's Chromium as the project's tests may: no sandbox
-// (root), no GPU, no background networking, a fresh profile.
-func headless(t *testing.T, bin string, args ...string) []byte {
-	t.Helper()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir()}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, errb.String())
-	}
-	return out.Bytes()
-}
 
 // The status page on the listen address, read over HTTP and rendered by
 // headless Chromium: per job the last 10 runs (of more), the outcome and
@@ -56,7 +24,7 @@ func headless(t *testing.T, bin string, args ...string) []byte {
 // were sent (one of them echoes it back in its error body) nor a word of
 // the streamed content.
 func TestStatusPageInChromium(t *testing.T) {
-	bin := chromium(t)
+	chromiumtest.Bin(t)
 	const key = "sk-status-page-secret-0123456789abcdef"
 	const content = "ZEBRA-CONTENT-77"
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +138,7 @@ jitter = "0s"
 
 	// In the browser: the page's script ran, and each timeline drew one
 	// tick per chunk of its run (the chat target sends 6).
-	dom := string(headless(t, bin, "--dump-dom", "http://"+addr+"/"))
+	dom := chromiumtest.DumpDOM(t, "http://"+addr+"/")
 	if !strings.Contains(dom, `data-rendered="1"`) {
 		t.Fatalf("the page's script did not run in the browser:\n%.500s", dom)
 	}
@@ -194,12 +162,7 @@ jitter = "0s"
 			t.Errorf("timeline drawn with %d ticks for %d chunks: %s", attr(s, "data-ticks-rendered"), attr(s, "data-chunks"), s)
 		}
 	}
-	shot := filepath.Join(t.TempDir(), "status.png")
-	headless(t, bin, "--screenshot="+shot, "--window-size=1100,1300", "--hide-scrollbars", "http://"+addr+"/")
-	png, err := os.ReadFile(shot)
-	if err != nil || len(png) < 10000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
-		t.Fatalf("screenshot: %d bytes, %v", len(png), err)
-	}
+	png := chromiumtest.Screenshot(t, "http://"+addr+"/", 1100, 1300, 10000)
 	// STATUS_PAGE_SHOT=../docs/status-page.png refreshes the README's.
 	if out := os.Getenv("STATUS_PAGE_SHOT"); out != "" {
 		if err := os.WriteFile(out, png, 0o644); err != nil {

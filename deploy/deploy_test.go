@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/streamprobe/streamprobe/internal/vmtest"
 )
 
 func tool(t *testing.T, name, pkg string) string {
@@ -34,7 +36,7 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 }
 
 func TestAlertRulesWithVmalert(t *testing.T) {
-	vmalert := tool(t, "vmalert", "victoria-metrics")
+	vmalert := vmtest.Bin(t, "vmalert")
 	out, err := exec.Command(vmalert, "-rule=alerts.yml", "-rule=hosts.example.yml", "-dryRun", "-loggerLevel=ERROR").CombinedOutput()
 	if err != nil {
 		t.Fatalf("vmalert -dryRun: %v\n%s", err, out)

@@ -49,7 +49,7 @@ func TestBrokenBodyWithoutIDsNamesTheBreak(t *testing.T) {
 			t.Parallel()
 			ts := brokenChunked(t, tt.tail)
 			for _, noResume := range []bool{false, true} {
-				rec := runProbe(t, Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", NoResume: noResume}, "short", 5*time.Second).Record
+				rec := runProbe(t, Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", NoResume: noResume}, "short", runDeadline).Record
 				t.Logf("resume off %v: %s", noResume, rec.Error)
 				wantOutcome(t, rec, UpstreamError, "connection broken mid-stream", tt.want, "after 3 content chunks")
 				if strings.Contains(rec.Error, "closed by the server") {

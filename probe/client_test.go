@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // By default every run opens a fresh connection and pays for it in
@@ -47,7 +46,7 @@ func TestConnectionPolicy(t *testing.T) {
 			t.Cleanup(c.HTTP.CloseIdleConnections)
 			var recs []Record
 			for range 2 {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 				recs = append(recs, Run(ctx, tg, Options{Sample: Samples["short"], Client: c}).Record)
 				cancel()
 			}

@@ -61,7 +61,7 @@ func TestEchoedKeyInAnIDNeverShows(t *testing.T) {
 				t.Parallel()
 				id := "k" + form(echoedKey)
 				srv := serve(t, &refserver.Server{Schedule: idSchedule(id), CloseAfter: 3, Bug: bug})
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 				defer cancel()
 				rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: Samples["long"], Drill: Drill{OpaqueIDs: true}}).Record
 				if !rec.Resumed || rec.LastEventIDSent == "" {
@@ -98,7 +98,7 @@ func TestHugeIDsLeaveABoundedRecord(t *testing.T) {
 				srv := serve(t, &refserver.Server{Schedule: steps, Bug: refserver.Inclusive})
 				tg := hostileTarget(srv.URL)
 				tg.MaxEventSize = 4 << 20
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // megabyte ids, -race, a busy machine
 				rec := Run(ctx, tg, Options{Sample: Samples["long"], Drill: d}).Record
 				cancel()
 				b, _ := json.Marshal(rec)
@@ -128,7 +128,7 @@ func TestHugeIDsLeaveABoundedRecord(t *testing.T) {
 func TestControlBytesInIDsAreVisible(t *testing.T) {
 	t.Parallel()
 	srv := serve(t, &refserver.Server{Schedule: idSchedule("3\x1b]0;pwned\x07\x1b[2J\u202e"), CloseAfter: 3, Bug: refserver.Inclusive})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
 	rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: Samples["long"], Drill: Drill{OpaqueIDs: true}}).Record
 	for name, v := range map[string]string{"last_event_id_sent": rec.LastEventIDSent, "resume_detail": rec.ResumeDetail} {
@@ -151,7 +151,7 @@ func TestUnsendableIDIsTheServersDefect(t *testing.T) {
 			srv = serve(t, &refserver.Server{Schedule: idSchedule("3\x01")})
 			d.DropAfter = 3
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 		rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: Samples["long"], Drill: d}).Record
 		cancel()
 		if rec.Verdict != VerdictUnsendableID || !rec.Verdict.Failed() || !strings.Contains(rec.ResumeDetail, "0x01") {

@@ -13,14 +13,16 @@ import (
 )
 
 // smallChat is a short OpenAI-style answer that fits nginx's first buffer
-// (one page, 4 KiB): 40 content chunks of about 60 bytes, 30 ms apart from
-// 100 ms, then [DONE] at 1.3 s.
+// (one page, 4 KiB): 40 content chunks of about 60 bytes, 100 ms apart
+// from 100 ms, then [DONE] at 4.1 s. 100 ms apart: a busy machine that
+// stalls the client for a while merges a few chunks into one read, not
+// half of them.
 func smallChat() []refserver.Step {
 	var steps []refserver.Step
 	for i := range 40 {
-		steps = append(steps, refserver.Step{At: time.Duration(100+30*i) * time.Millisecond, Data: fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"w%d"}}]}`, i)})
+		steps = append(steps, refserver.Step{At: time.Duration(100+100*i) * time.Millisecond, Data: fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"w%d"}}]}`, i)})
 	}
-	return append(steps, refserver.Step{At: 1300 * time.Millisecond, Data: "[DONE]"})
+	return append(steps, refserver.Step{At: 4100 * time.Millisecond, Data: "[DONE]"})
 }
 
 // Behind a real nginx with its defaults (proxy_buffering on, HTTP/1.0 to
@@ -52,7 +54,7 @@ func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			px := nginxtest.Start(t, tt.upstream, tt.location)
-			rec := runProbe(t, Target{Name: "nginx", URL: px.URL, Dialect: "openai-chat", Model: "m"}, "short", 15*time.Second).Record
+			rec := runProbe(t, Target{Name: "nginx", URL: px.URL, Dialect: "openai-chat", Model: "m"}, "short", runDeadline).Record
 			if rec.Outcome != Success || rec.Chunks != 40 {
 				t.Fatalf("outcome %s (%s), %d chunks", rec.Outcome, rec.Error, rec.Chunks)
 			}
@@ -62,7 +64,7 @@ func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 				t.Fatalf("suspected buffering %v, want %v: %s", ok, tt.buffered, b)
 			}
 			if tt.buffered {
-				// Held until the upstream's last chunk went out (at 1.27 s):
+				// Held until the upstream's last chunk went out (at 4 s):
 				// headers and chunks together, and no gap the user saw.
 				if rec.HeadersMs == nil || *rec.HeadersMs < 1000 || b.Bursts != 1 || b.Freezes != 0 || !strings.HasPrefix(b.String(), "one burst: the chunks came together; ") {
 					t.Errorf("headers %v ms, %d bursts, %d freezes: %s", deref(rec.HeadersMs), b.Bursts, b.Freezes, b)
@@ -70,7 +72,7 @@ func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 				return
 			}
 			if rec.Gaps.P50Ms == nil || *rec.Gaps.P50Ms < 20 {
-				t.Errorf("gap p50 %v ms: the upstream's 30 ms gaps did not come through", deref(rec.Gaps.P50Ms))
+				t.Errorf("gap p50 %v ms: the upstream's 100 ms gaps did not come through", deref(rec.Gaps.P50Ms))
 			}
 		})
 	}

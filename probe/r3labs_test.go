@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/r3labs/sse/v2"
 )
@@ -27,7 +26,7 @@ func TestDropDrillAgainstR3labsServer(t *testing.T) {
 		ts.Close()
 		server.Close()
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
 	rec := Run(ctx, Target{Name: "r3labs", URL: ts.URL + "?stream=probe", Dialect: "sse", EndData: "[DONE]"},
 		Options{Sample: Samples["long"], Client: newClient(t), Drill: Drill{Name: DrillDrop}}).Record

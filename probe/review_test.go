@@ -68,7 +68,7 @@ func TestDrillReviewCases(t *testing.T) {
 	t.Run("responses resume keeps the query string", func(t *testing.T) {
 		t.Parallel()
 		srv := serve(t, refserver.NewUnstarted(responsesSchedule()))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 		defer cancel()
 		rec := Run(ctx, Target{Name: "azure", URL: srv.URL + "/openai?api-version=2025-04-01", Dialect: "openai-responses"},
 			Options{Sample: Samples["long"], Client: newClient(t), Drill: Drill{Name: DrillDrop}}).Record

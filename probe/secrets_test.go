@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/streamprobe/streamprobe/internal/refserver"
 )
@@ -48,7 +47,7 @@ func TestInStreamErrorNeverShowsTheKey(t *testing.T) {
 			srv := serve(t, &refserver.Server{ScheduleFor: refserver.EchoKey(echo)})
 			for pad := MaxMessage - len(echoedKey) - 8; pad <= MaxMessage+2; pad++ {
 				tg := echoTarget(echo, fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad))
-				rec := runProbe(t, tg, "short", 5*time.Second).Record
+				rec := runProbe(t, tg, "short", runDeadline).Record
 				if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "error event in the stream") {
 					t.Fatalf("pad %d: outcome %s, error %q: the server did not answer as planned", pad, rec.Outcome, rec.Error)
 				}

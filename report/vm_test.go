@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -15,51 +14,10 @@ import (
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/vmtest"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
-
-// startVM runs Debian's victoria-metrics on loopback for the test, as
-// daemon/vm_test.go does: skipped only when the binary is missing and CI
-// is unset.
-func startVM(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("victoria-metrics")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("victoria-metrics is not installed, and CI must run this test (.ci/run installs the Debian package)")
-		}
-		t.Skip("victoria-metrics not installed (apt-get install victoria-metrics); .ci/run installs it")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(bin, "-httpListenAddr="+addr, "-storageDataPath="+t.TempDir(),
-		"-search.latencyOffset=0s", "-search.disableCache", "-loggerLevel=ERROR")
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return "http://" + addr
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("victoria-metrics did not become healthy")
-	return ""
-}
 
 // agent is one daemon's metrics: the real daemon.Metrics of a config with
 // this region and histogram flavour, pushed as the daemon pushes.
@@ -95,7 +53,8 @@ func push(t *testing.T, vm string, m *daemon.Metrics) {
 // report reads them back per region and for the fleet from the summed
 // buckets, and each p95 TFC lies in the bucket of the raw per-run p95.
 func TestVictoriaMetricsCards(t *testing.T) {
-	vm := startVM(t)
+	vmSrv := vmtest.Start(t)
+	vm := vmSrv.URL
 	raw := map[string][]float64{}
 	pushedBuckets := 0.0
 	for _, fl := range []struct{ histograms, target string }{{"vmrange", "vm"}, {"prometheus", "le"}} {
@@ -138,9 +97,7 @@ func TestVictoriaMetricsCards(t *testing.T) {
 	v := VM{URL: vm}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if resp, err := http.Get(vm + "/internal/force_flush"); err == nil {
-			resp.Body.Close()
-		}
+		vmSrv.Flush()
 		runs, err := v.query(context.Background(), `sum(last_over_time(streamprobe_runs_total[1h]))`, time.Now())
 		if err != nil {
 			t.Fatal(err)

@@ -157,24 +157,53 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	if err := c.validate(); err != nil {
 		return nil, info, err
 	}
-	method := r.Method
-	if method == "" {
-		method = http.MethodGet
-	}
 	if err := r.Check(); err != nil {
 		return nil, info, err
 	}
-	secrets := requestSecrets(r)
+	ctx, cancel := context.WithCancel(ctx)
+	trace := &connTrace{now: c.now}
+	req, secrets, ownGzip, err := c.newRequest(httptrace.WithClientTrace(ctx, trace.hooks()), r)
+	if err != nil {
+		cancel()
+		return nil, info, err
+	}
+	hc := c.httpClient()
+	secrets = append(secrets, proxySecrets(hc.Transport, req)...)
+	hc = guardRedirects(hc)
+	info.Start = c.now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		cancel()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, info, gated(fmt.Errorf("resumeclient: %s %s: %w", req.Method, redactURL(r.URL), unwrapURLError(err)), secrets)
+		}
+		info.Setup = trace.times()
+		return nil, info, gated(fmt.Errorf("%w: %s %s: %w", ErrConnect, req.Method, redactURL(r.URL), unwrapURLError(err)), secrets)
+	}
+	info.HeadersAt = c.now()
+	info.Status, info.Header, info.Proto = resp.StatusCode, resp.Header, resp.Proto
+	info.Setup = trace.times()
+	if kind := responseKind(resp); kind != nil {
+		err := newStatusError(resp, kind, info, ownGzip, secrets) // reads the body: before the cancel
+		cancel()
+		return nil, info, err
+	}
+	return c.newStream(resp, r, info, cancel, ownGzip, secrets), info, nil
+}
+
+// newRequest builds the HTTP request of r, and lists the secrets it
+// carries; ownGzip is whether it asks for gzip itself (r did not ask for
+// an encoding).
+func (c *Client) newRequest(ctx context.Context, r Request) (req *http.Request, secrets []string, ownGzip bool, err error) {
+	method := cmp.Or(r.Method, http.MethodGet)
+	secrets = requestSecrets(r)
 	var body io.Reader
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	trace := &connTrace{now: c.now}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace.hooks()), method, r.URL, body)
+	req, err = http.NewRequestWithContext(ctx, method, r.URL, body)
 	if err != nil {
-		cancel()
-		return nil, info, gated(fmt.Errorf("%w: building request: %w", ErrInvalidRequest, unwrapURLError(err)), secrets)
+		return nil, nil, false, gated(fmt.Errorf("%w: building request: %w", ErrInvalidRequest, unwrapURLError(err)), secrets)
 	}
 	for k, vs := range r.Header {
 		for _, v := range vs {
@@ -185,7 +214,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	req.Header.Set("Cache-Control", "no-cache")
 	// Ask for gzip ourselves (net/http then leaves the body compressed), so
 	// the bytes on the wire are counted apart from the decoded ones.
-	ownGzip := req.Header.Get("Accept-Encoding") == ""
+	ownGzip = req.Header.Get("Accept-Encoding") == ""
 	if ownGzip {
 		req.Header.Set("Accept-Encoding", "gzip")
 	}
@@ -195,10 +224,13 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	if r.LastEventID != "" {
 		req.Header.Set("Last-Event-ID", r.LastEventID)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = defaultHTTP
-	}
+	return req, secrets, ownGzip, nil
+}
+
+// httpClient is the client requests go through: c.HTTP or the default,
+// following redirects only within the same host unless it says otherwise.
+func (c *Client) httpClient() *http.Client {
+	hc := cmp.Or(c.HTTP, defaultHTTP)
 	if hc.CheckRedirect == nil {
 		// Secrets in headers (X-Api-Key, ...) and the body must not follow
 		// a redirect to another host.
@@ -206,39 +238,39 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 		c2.CheckRedirect = sameHostRedirect
 		hc = &c2
 	}
-	secrets = append(secrets, proxySecrets(hc.Transport, req)...)
-	info.Start = c.now()
-	resp, err := hc.Do(req)
-	if err != nil {
-		cancel()
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, info, gated(fmt.Errorf("resumeclient: %s %s: %w", method, redactURL(r.URL), unwrapURLError(err)), secrets)
-		}
-		info.Setup = trace.times()
-		return nil, info, gated(fmt.Errorf("%w: %s %s: %w", ErrConnect, method, redactURL(r.URL), unwrapURLError(err)), secrets)
+	return hc
+}
+
+// responseKind is the sentinel of a response that is not a 200
+// text/event-stream, nil for one that is.
+func responseKind(resp *http.Response) error {
+	switch {
+	case resp.StatusCode == http.StatusNoContent:
+		return ErrNoContent
+	case resp.StatusCode != http.StatusOK:
+		return ErrHTTPStatus
 	}
-	info.HeadersAt = c.now()
-	info.Status, info.Header, info.Proto = resp.StatusCode, resp.Header, resp.Proto
-	info.Setup = trace.times()
-	var kind error
-	if resp.StatusCode == http.StatusNoContent {
-		kind = ErrNoContent
-	} else if resp.StatusCode != http.StatusOK {
-		kind = ErrHTTPStatus
-	} else if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "text/event-stream" {
-		kind = ErrNotEventStream
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "text/event-stream" {
+		return ErrNotEventStream
 	}
-	if kind != nil {
-		var body io.ReadCloser = resp.Body
-		if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-			body = newGzipBody(resp.Body)
-		}
-		snippet := errorSnippet(body, secrets)
-		resp.Body.Close()
-		cancel()
-		return nil, info, &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind,
-			contentType: Scrub(resp.Header.Get("Content-Type"), secrets, maxShownHeader)}
+	return nil
+}
+
+// newStatusError reads the start of the body of a response that is not an
+// event stream, closes it, and describes the response.
+func newStatusError(resp *http.Response, kind error, info ConnInfo, ownGzip bool, secrets []string) *StatusError {
+	var body io.ReadCloser = resp.Body
+	if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		body = newGzipBody(resp.Body)
 	}
+	snippet := errorSnippet(body, secrets)
+	resp.Body.Close()
+	return &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind,
+		contentType: Scrub(resp.Header.Get("Content-Type"), secrets, maxShownHeader)}
+}
+
+// newStream is the Stream that reads an event-stream response.
+func (c *Client) newStream(resp *http.Response, r Request, info ConnInfo, cancel context.CancelFunc, ownGzip bool, secrets []string) *Stream {
 	s := &Stream{c: c, cancel: cancel, body: resp.Body, Start: info.Start, HeadersAt: info.HeadersAt, Status: resp.StatusCode, Header: resp.Header, secrets: secrets}
 	if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		s.gz = newGzipBody(resp.Body)
@@ -256,7 +288,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 			s.Close()
 		})
 	}
-	return s, info, nil
+	return s
 }
 
 // firstReadBuffer is a stream's first read buffer.
@@ -302,6 +334,8 @@ func (s *Stream) DropAtByte(n int64) { s.dropAt = n }
 // drop ErrDropped, and the context's error when it was cancelled. The Event
 // is valid until the next call.
 func (s *Stream) Next() (*Event, error) {
+	// Every stream's read loop, one pass per read: kept whole, so
+	// .ci/run's gocyclo check names it.
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -532,9 +566,55 @@ func unwrapURLError(err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	if strings.Contains(err.Error(), "Location") {
-		// net/http quotes the Location header, which may carry a token.
-		return fmt.Errorf("redirect with a Location that cannot be followed")
-	}
 	return err
+}
+
+// errBadLocation ends a request answered by a redirect whose Location
+// does not parse. net/http's client would end it with an error quoting
+// the Location, which may carry a token; the guard ends it first.
+var errBadLocation = errors.New("redirect with a Location that cannot be followed")
+
+// guardRedirects returns hc with its transport wrapped in a
+// locationGuard.
+func guardRedirects(hc *http.Client) *http.Client {
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c2 := *hc
+	c2.Transport = locationGuard{rt: rt}
+	return &c2
+}
+
+// locationGuard fails a response that net/http's client would follow as
+// a redirect while its Location does not parse, with errBadLocation
+// wrapping the parser's cause (which does not quote the whole value).
+type locationGuard struct{ rt http.RoundTripper }
+
+func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := g.rt.RoundTrip(req)
+	if err != nil || !followed(req, resp.StatusCode) {
+		return resp, err
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return resp, nil
+	}
+	if _, err := req.URL.Parse(loc); err != nil {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: %w", errBadLocation, unwrapURLError(err))
+	}
+	return resp, nil
+}
+
+// followed reports whether net/http's client follows a response with this
+// status as a redirect (it resends a body only when it can rewind it).
+func followed(req *http.Request, status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther:
+		return true
+	case http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return req.GetBody != nil || req.Body == nil || req.Body == http.NoBody
+	}
+	return false
 }

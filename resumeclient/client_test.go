@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +40,44 @@ func TestOpenErrorsNeverLeakSecrets(t *testing.T) {
 	_, err = c.Open(context.Background(), Request{URL: "http://user:SECRET-PASS@127.0.0.1:1/x?key=SECRET-QUERY"})
 	if err == nil || strings.Contains(err.Error(), "SECRET") {
 		t.Errorf("refused connection error: %v", err)
+	}
+}
+
+// A redirect whose Location does not parse is told by its type, not by
+// the words of an error: it wraps ErrConnect and the redirect's cause,
+// without the Location's token, through both transports. A server's
+// malformed header line that happens to say "Location" is what it is,
+// not a redirect (the message-text check took it for one).
+func TestOpenClassifiesRedirectsByType(t *testing.T) {
+	addr := rawServer(t, func(c net.Conn) {
+		req, _ := readRequest(t, c)
+		if req == nil {
+			return
+		}
+		switch req.URL.Path {
+		case "/redirect":
+			io.WriteString(c, "HTTP/1.1 302 Found\r\nLocation: /next%zz?token=SECRET-LOCATION\r\nContent-Length: 0\r\n\r\n")
+		case "/header":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nBad Location line\r\n\r\n")
+		}
+	})
+	for _, tr := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"Transport", &Transport{}}, {"net/http", &http.Transport{DisableKeepAlives: true}}} {
+		c := &Client{HTTP: &http.Client{Transport: tr.rt}}
+		_, err := c.Open(context.Background(), Request{URL: "http://" + addr + "/redirect"})
+		if !errors.Is(err, ErrConnect) || !errors.Is(err, errBadLocation) || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("%s: bad Location: %v, want ErrConnect and errBadLocation, no token", tr.name, err)
+		}
+		var esc url.EscapeError
+		if !errors.As(err, &esc) {
+			t.Errorf("%s: bad Location: %v does not wrap the parser's cause", tr.name, err)
+		}
+		_, err = c.Open(context.Background(), Request{URL: "http://" + addr + "/header"})
+		if err == nil || errors.Is(err, errBadLocation) || !strings.Contains(err.Error(), `malformed MIME header: missing colon: "Bad Location line"`) {
+			t.Errorf("%s: malformed header line: %v, want net/http's words and no redirect", tr.name, err)
+		}
 	}
 }
 

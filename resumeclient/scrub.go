@@ -268,50 +268,68 @@ func decodeView(s string) view {
 // escape decodes the escape s starts with: its length and what it stands
 // for; 0 when s starts with none, -1 when s is the start of one cut off.
 func escape(s string) (int, string) {
-	switch {
-	case s[0] == '%':
-		if len(s) < 3 {
-			if len(s) == 1 || isHex(s[1]) {
-				return -1, ""
-			}
-			return 0, ""
-		}
-		if isHex(s[1]) && isHex(s[2]) {
-			return 3, string([]byte{unhex(s[1])<<4 | unhex(s[2])})
-		}
-	case s[0] == '\\':
-		if len(s) < 2 {
-			return -1, ""
-		}
-		switch s[1] {
-		case '"', '\\', '/', '\'':
-			return 2, s[1:2]
-		case 'b', 'f', 'n', 'r', 't':
-			return 2, map[byte]string{'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t"}[s[1]]
-		case 'x':
-			if hexRun(s[2:], 2) {
-				return 4, string([]byte{unhex(s[2])<<4 | unhex(s[3])})
-			}
-			if len(s) < 4 && hexRun(s[2:], len(s)-2) {
-				return -1, ""
-			}
-		case 'u':
-			if !hexRun(s[2:], 4) {
-				if len(s) < 6 && hexRun(s[2:], len(s)-2) {
-					return -1, ""
-				}
-				return 0, ""
-			}
-			r := rune(hex4(s[2:6]))
-			if r >= 0xd800 && r < 0xdc00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' && hexRun(s[8:], 4) {
-				if lo := rune(hex4(s[8:12])); lo >= 0xdc00 && lo < 0xe000 {
-					return 12, string((r-0xd800)<<10 | (lo - 0xdc00) + 0x10000)
-				}
-			}
-			return 6, string(r)
-		}
+	switch s[0] {
+	case '%':
+		return percentEscape(s)
+	case '\\':
+		return backslashEscape(s)
 	}
 	return 0, ""
+}
+
+// percentEscape decodes %XX.
+func percentEscape(s string) (int, string) {
+	if len(s) < 3 {
+		if len(s) == 1 || isHex(s[1]) {
+			return -1, ""
+		}
+		return 0, ""
+	}
+	if isHex(s[1]) && isHex(s[2]) {
+		return 3, string([]byte{unhex(s[1])<<4 | unhex(s[2])})
+	}
+	return 0, ""
+}
+
+// backslashEscape decodes JSON's and JavaScript's escapes: the one-letter
+// ones, \xXX and \uXXXX.
+func backslashEscape(s string) (int, string) {
+	if len(s) < 2 {
+		return -1, ""
+	}
+	switch s[1] {
+	case '"', '\\', '/', '\'':
+		return 2, s[1:2]
+	case 'b', 'f', 'n', 'r', 't':
+		return 2, map[byte]string{'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t"}[s[1]]
+	case 'x':
+		if hexRun(s[2:], 2) {
+			return 4, string([]byte{unhex(s[2])<<4 | unhex(s[3])})
+		}
+		if len(s) < 4 && hexRun(s[2:], len(s)-2) {
+			return -1, ""
+		}
+	case 'u':
+		return unicodeEscape(s)
+	}
+	return 0, ""
+}
+
+// unicodeEscape decodes \uXXXX, and a surrogate pair written as two.
+func unicodeEscape(s string) (int, string) {
+	if !hexRun(s[2:], 4) {
+		if len(s) < 6 && hexRun(s[2:], len(s)-2) {
+			return -1, ""
+		}
+		return 0, ""
+	}
+	r := rune(hex4(s[2:6]))
+	if r >= 0xd800 && r < 0xdc00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' && hexRun(s[8:], 4) {
+		if lo := rune(hex4(s[8:12])); lo >= 0xdc00 && lo < 0xe000 {
+			return 12, string((r-0xd800)<<10 | (lo - 0xdc00) + 0x10000)
+		}
+	}
+	return 6, string(r)
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }

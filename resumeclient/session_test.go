@@ -366,12 +366,14 @@ func TestSessionRestart(t *testing.T) {
 // A stream that goes silent is dropped after the read timeout and resumed;
 // comment lines count as traffic and carry their text.
 func TestSessionReadTimeoutAndComments(t *testing.T) {
+	silent := make(chan struct{})
 	srv := newScripted(t, func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, ": keep-alive 1\n\nid: 1\ndata: a\n\n")
 		w.(http.Flusher).Flush()
-		time.Sleep(2 * time.Second) // silent: the client gives up first
+		<-silent // until the test ends: only the client's read timeout ends this stream
 	}, stream("id: 2\ndata: b\n\n"))
+	t.Cleanup(func() { close(silent) })
 	c := client(t)
 	c.ReadTimeout = 200 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -580,12 +582,14 @@ func TestErrorBodyEchoingAQueryKey(t *testing.T) {
 
 // A cancel with a cause of the caller's still wraps context.Canceled.
 func TestSessionCancelCause(t *testing.T) {
+	open := make(chan struct{})
 	srv := newScripted(t, func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "data: a\n\n")
 		w.(http.Flusher).Flush()
-		time.Sleep(time.Second)
+		<-open // the stream stays open until the test ends: only the cancel ends it
 	})
+	t.Cleanup(func() { close(open) })
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s, err := client(t).NewSession(ctx, rc.Request{URL: srv.URL}, fast)
 	if err != nil {

@@ -105,29 +105,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// roundTrip sends req on a connection of its own, in phases: check the
+// request, dial, TLS handshake, write the request, read the response
+// header.
 func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
-	u := req.URL
-	if u == nil {
-		return nil, errors.New("request has no URL")
-	}
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return nil, fmt.Errorf("unsupported protocol scheme %q", u.Scheme)
-	}
-	if u.Host == "" {
-		return nil, errors.New("no host in request URL")
-	}
-	// As net/http refuses them: Request.Write would send an invalid method
-	// as is, drop a header with an invalid name without a word and turn a
-	// CR or LF in a value into a space.
-	if req.Method != "" && !validToken(req.Method) {
-		return nil, fmt.Errorf("invalid method %q", req.Method)
-	}
-	if err := validHeader(req.Header); err != "" {
-		return nil, fmt.Errorf("invalid header %s", err)
-	}
-	if err := validHeader(req.Trailer); err != "" {
-		return nil, fmt.Errorf("invalid trailer %s", err)
+	if err := checkRequest(req); err != nil {
+		return nil, err
 	}
 	proxy := t.Proxy
 	if proxy == nil {
@@ -143,21 +126,8 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, ctxErr(ctx)
 	}
 	trace := httptrace.ContextClientTrace(ctx)
-	host := u.Hostname()
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[scheme]
-	}
-	if trace != nil && trace.GetConn != nil {
-		trace.GetConn(net.JoinHostPort(host, port))
-	}
-	// The net package reports DNS and connect to the context's trace.
-	d := net.Dialer{Timeout: cmp.Or(t.DialTimeout, 30*time.Second), KeepAlive: 30 * time.Second}
-	raw, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	raw, err := t.dial(ctx, req.URL, trace)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctxErr(ctx)
-		}
 		return nil, err
 	}
 	// From here on a done context closes the connection, which ends any
@@ -175,96 +145,161 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	var tlsState *tls.ConnectionState
-	if scheme == "https" {
-		cfg := &tls.Config{}
-		if t.TLSClientConfig != nil {
-			cfg = t.TLSClientConfig.Clone()
-		}
-		if cfg.ServerName == "" {
-			cfg.ServerName = host
-		}
-		cfg.NextProtos = []string{"http/1.1"}
-		tc := tls.Client(conn, cfg)
-		if trace != nil && trace.TLSHandshakeStart != nil {
-			trace.TLSHandshakeStart()
-		}
-		hctx, cancel := context.WithTimeout(ctx, cmp.Or(t.TLSHandshakeTimeout, 10*time.Second))
-		err := tc.HandshakeContext(hctx)
-		if err != nil && hctx.Err() != nil && ctx.Err() == nil {
-			// Our own timeout, not the caller's deadline: net/http's
-			// "TLS handshake timeout", which is not DeadlineExceeded.
-			err = handshakeTimeoutError(cmp.Or(t.TLSHandshakeTimeout, 10*time.Second))
-		}
-		cancel()
-		state := tc.ConnectionState()
-		if trace != nil && trace.TLSHandshakeDone != nil {
-			trace.TLSHandshakeDone(state, err)
-		}
+	if strings.EqualFold(req.URL.Scheme, "https") {
+		tc, err := t.handshake(ctx, conn, req.URL.Hostname(), trace)
 		if err != nil {
 			return fail(err)
 		}
+		state := tc.ConnectionState()
 		tlsState = &state
 		conn = tc
 	}
 	if trace != nil && trace.GotConn != nil {
 		trace.GotConn(httptrace.GotConnInfo{Conn: conn})
 	}
+	werr, readOn := writeRequest(ctx, conn, req, trace)
+	if !readOn {
+		return fail(werr)
+	}
+	resp, err := t.readResponse(conn, req, trace, werr)
+	if err != nil {
+		return fail(err)
+	}
+	resp.TLS = tlsState
+	resp.Body = &connBody{body: resp.Body, conn: conn, stop: stop, ctx: ctx}
+	return resp, nil
+}
 
-	// The request goes out through a small buffer of its own, dropped once
-	// it is sent: only the read side lives as long as the stream.
+// checkRequest refuses what net/http refuses: Request.Write would send an
+// invalid method as is, drop a header with an invalid name without a word
+// and turn a CR or LF in a value into a space.
+func checkRequest(req *http.Request) error {
+	u := req.URL
+	if u == nil {
+		return errors.New("request has no URL")
+	}
+	if scheme := strings.ToLower(u.Scheme); scheme != "http" && scheme != "https" {
+		return fmt.Errorf("unsupported protocol scheme %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return errors.New("no host in request URL")
+	}
+	if req.Method != "" && !validToken(req.Method) {
+		return fmt.Errorf("invalid method %q", req.Method)
+	}
+	if err := validHeader(req.Header); err != "" {
+		return fmt.Errorf("invalid header %s", err)
+	}
+	if err := validHeader(req.Trailer); err != "" {
+		return fmt.Errorf("invalid trailer %s", err)
+	}
+	return nil
+}
+
+// dial connects to u's host, at the scheme's port when u names none. The
+// net package reports DNS and connect to the context's trace.
+func (t *Transport) dial(ctx context.Context, u *url.URL, trace *httptrace.ClientTrace) (net.Conn, error) {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	addr := net.JoinHostPort(u.Hostname(), port)
+	if trace != nil && trace.GetConn != nil {
+		trace.GetConn(addr)
+	}
+	d := net.Dialer{Timeout: cmp.Or(t.DialTimeout, 30*time.Second), KeepAlive: 30 * time.Second}
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctxErr(ctx)
+	}
+	return raw, err
+}
+
+// handshake runs the TLS handshake on conn, offering ALPN "http/1.1" only,
+// within TLSHandshakeTimeout.
+func (t *Transport) handshake(ctx context.Context, conn net.Conn, host string, trace *httptrace.ClientTrace) (*tls.Conn, error) {
+	cfg := &tls.Config{}
+	if t.TLSClientConfig != nil {
+		cfg = t.TLSClientConfig.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	cfg.NextProtos = []string{"http/1.1"}
+	tc := tls.Client(conn, cfg)
+	if trace != nil && trace.TLSHandshakeStart != nil {
+		trace.TLSHandshakeStart()
+	}
+	timeout := cmp.Or(t.TLSHandshakeTimeout, 10*time.Second)
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	err := tc.HandshakeContext(hctx)
+	if err != nil && hctx.Err() != nil && ctx.Err() == nil {
+		// Our own timeout, not the caller's deadline: net/http's "TLS
+		// handshake timeout", which is not DeadlineExceeded.
+		err = handshakeTimeoutError(timeout)
+	}
+	cancel()
+	if trace != nil && trace.TLSHandshakeDone != nil {
+		trace.TLSHandshakeDone(tc.ConnectionState(), err)
+	}
+	return tc, err
+}
+
+// writeRequest sends req on conn (Connection: close: the connection
+// carries one request) through a small buffer of its own, dropped once it
+// is sent: only the read side lives as long as the stream. readOn is
+// false when the request fails with werr: the body could not be read, or
+// the context is done. A connection that broke while the request was written
+// may still hold the server's answer, sent before it closed without
+// reading the whole body (a 413, a 401): as with net/http, that answer is
+// the result, and the write error only when there is none.
+func writeRequest(ctx context.Context, conn net.Conn, req *http.Request, trace *httptrace.ClientTrace) (werr error, readOn bool) {
 	out := req.Clone(ctx)
-	out.Close = true // Connection: close; this connection carries one request
+	out.Close = true
 	cw := &connWriter{w: conn}
 	bw := bufio.NewWriterSize(cw, 512)
-	werr := out.Write(bw)
+	werr = out.Write(bw)
 	if werr == nil {
 		werr = bw.Flush()
 	}
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{Err: werr})
 	}
-	if werr != nil && (cw.err == nil || ctx.Err() != nil) {
-		// The body could not be read, or the context is done.
-		return fail(werr)
-	}
-	// A connection that broke while the request was written may still hold
-	// the server's answer, sent before it closed without reading the whole
-	// body (a 413, a 401): as with net/http, that answer is the result, and
-	// the write error only when there is none.
+	return werr, werr == nil || (cw.err != nil && ctx.Err() == nil)
+}
 
+// readResponse reads the response header from conn, past any 1xx answer
+// (100 Continue, 103 Early Hints), bounded by MaxResponseHeaderBytes. werr
+// is the error writing the request, if any: with no response, it is the
+// result.
+func (t *Transport) readResponse(conn net.Conn, req *http.Request, trace *httptrace.ClientTrace, werr error) (*http.Response, error) {
 	maxHeader := cmp.Or(t.MaxResponseHeaderBytes, 1<<20)
 	lim := &headerLimit{r: conn, n: maxHeader}
 	br := bufio.NewReaderSize(lim, cmp.Or(t.ReadBufferSize, DefaultTransportBuffer))
-	var resp *http.Response
-	for first := true; ; first = false {
-		if first && trace != nil && trace.GotFirstResponseByte != nil {
-			if _, err := br.Peek(1); err == nil {
-				trace.GotFirstResponseByte()
-			}
+	if trace != nil && trace.GotFirstResponseByte != nil {
+		if _, err := br.Peek(1); err == nil {
+			trace.GotFirstResponseByte()
 		}
-		resp, err = http.ReadResponse(br, req)
-		if err != nil && werr != nil {
-			return fail(werr)
-		}
-		if err != nil {
-			if errors.Is(err, errHeaderTooLarge) || lim.n == 0 {
-				// The limit cut the header: whatever the parser made of
-				// the cut line, the header was too large.
-				return fail(fmt.Errorf("server response header exceeded %d bytes", maxHeader))
-			}
+	}
+	for {
+		resp, err := http.ReadResponse(br, req)
+		switch {
+		case err != nil && werr != nil:
+			return nil, werr
+		case err != nil && (errors.Is(err, errHeaderTooLarge) || lim.n == 0):
+			// The limit cut the header: whatever the parser made of the
+			// cut line, the header was too large.
+			return nil, fmt.Errorf("server response header exceeded %d bytes", maxHeader)
+		case err != nil:
 			// net/http's parser quotes the malformed line, whole.
-			return fail(gated(err, nil))
+			return nil, gated(err, nil)
 		}
-		// 1xx answers (100 Continue, 103 Early Hints) precede the real one.
 		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			break
+			lim.n = -1 // the body is not bounded here
+			return resp, nil
 		}
 		resp.Body.Close()
 	}
-	lim.n = -1 // the body is not bounded here
-	resp.TLS = tlsState
-	resp.Body = &connBody{body: resp.Body, conn: conn, stop: stop, ctx: ctx}
-	return resp, nil
 }
 
 // ctxErr is the error of a request whose context is done: the context's,

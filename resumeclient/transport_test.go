@@ -24,7 +24,7 @@ import (
 
 // rawServer accepts connections on loopback and hands each to serve; it
 // returns the address.
-func rawServer(t *testing.T, serve func(c net.Conn)) string {
+func rawServer(t testing.TB, serve func(c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

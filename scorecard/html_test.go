@@ -3,7 +3,6 @@ package scorecard
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -11,55 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/internal/chromiumtest"
 	"github.com/streamprobe/streamprobe/probe"
 )
-
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is missing and CI must run this test (.ci/run installs Debian's chromium)")
-	}
-	t.Skip("chromium not installed (apt-get install chromium)")
-	return ""
-}
-
-// headless runs Debian's Chromium as the project's tests may: no sandbox
-// (root), no GPU, no background networking, a fresh profile.
-func headless(t *testing.T, bin string, args ...string) []byte {
-	t.Helper()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir()}
-	cmd := exec.Command(bin, append(base, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("chromium: %v\n%s", err, errb.String())
-		}
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("chromium did not finish in 60 s")
-	}
-	return out.Bytes()
-}
 
 // The HTML report rendered by a real browser: one tick per chunk for each
 // run shown, the stall highlighted, the reconnect band present.
 func TestHTMLInChromium(t *testing.T) {
-	bin := chromium(t)
+	chromiumtest.Bin(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var b bytes.Buffer
@@ -70,7 +28,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Error("the report refers to something outside itself")
 	}
 	os.WriteFile(page, b.Bytes(), 0o644)
-	dom := string(headless(t, bin, "--dump-dom", "file://"+page))
+	dom := chromiumtest.DumpDOM(t, "file://"+page)
 	if !strings.Contains(dom, `data-rendered="1"`) {
 		t.Fatalf("the page's script did not run in the browser:\n%.500s", dom)
 	}
@@ -150,12 +108,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if !strings.Contains(dom, `data-row="tfc" data-sample="short" data-n="5"`) {
 		t.Error("the short TFC cell does not plot its 5 runs")
 	}
-	shot := filepath.Join(dir, "report.png")
-	headless(t, bin, "--screenshot="+shot, "--window-size=1100,1400", "--hide-scrollbars", "file://"+page)
-	png, err := os.ReadFile(shot)
-	if err != nil || len(png) < 10000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
-		t.Fatalf("screenshot: %d bytes, %v", len(png), err)
-	}
+	chromiumtest.Screenshot(t, "file://"+page, 1100, 1400, 10000)
 }
 
 // The HTML of a folded row draws its ECDF in at most ecdfPoints steps,

@@ -164,26 +164,30 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	short := recs[0]
-	// The scheduled values; the exact comparison with the server's real
-	// send times is in the probe package. 100 ms allows for the server's
-	// timers on a machine with every core busy, and still catches the
-	// wiring going wrong (a TFC of 0, a gap of the wrong class).
-	f := func(name string, got *float64, want float64) {
-		t.Helper()
-		if got == nil || math.Abs(*got-want) > 100 {
-			t.Errorf("short %s = %v, scheduled %v", name, got, want)
-		}
+	// The schedule sends the first chunk at 412 ms and the end marker at
+	// 1051 ms: no reading is earlier (the client may read later by any
+	// scheduling delay, so there is no upper bound). The record's values
+	// are of one run of 10 chunks: 9 gaps that add up to the tail, and a
+	// close that ends on the end marker. That catches the wiring going
+	// wrong (a TFC of 0, a gap of the wrong class).
+	if short.TFCMs == nil || short.EndMs == nil || short.TailMs == nil || short.CloseMs == nil || short.Gaps.MaxMs == nil {
+		t.Fatalf("short run lacks a milestone: %+v", short)
 	}
-	f("tfc_ms", short.TFCMs, 412)
-	f("gaps.p50_ms", short.Gaps.P50Ms, 46)
-	f("gaps.p95_ms", short.Gaps.P95Ms, 259)
-	f("tail_ms", short.TailMs, 632)
-	f("close_ms", short.CloseMs, 7)
+	if *short.TFCMs < 412 || *short.EndMs < 1051 {
+		t.Errorf("short tfc_ms %v, end_ms %v: before the schedule's 412 and 1051 ms", *short.TFCMs, *short.EndMs)
+	}
+	sum, longest := 0.0, 0.0
+	for _, g := range short.Gaps.Values {
+		sum, longest = sum+g, max(longest, g)
+	}
+	if short.Chunks != 10 || short.Gaps.Count != 9 || len(short.Gaps.Values) != 9 || math.Abs(sum-*short.TailMs) > 0.01 || longest != *short.Gaps.MaxMs {
+		t.Errorf("short: %d chunks, gaps %+v, tail_ms %v: want 9 gaps adding up to the tail", short.Chunks, short.Gaps, *short.TailMs)
+	}
+	if end := *short.TFCMs + *short.TailMs + *short.CloseMs; math.Abs(end-*short.EndMs) > 0.01 {
+		t.Errorf("short: tfc %v + tail %v + close %v = %v, end_ms %v", *short.TFCMs, *short.TailMs, *short.CloseMs, end, *short.EndMs)
+	}
 	// One stall is scheduled (259 ms); a late server timer can make it
 	// 249 ms, so the count is checked against the record's own gaps.
-	if short.Gaps.MaxMs == nil {
-		t.Fatal("short run: no gaps")
-	}
 	wantStalls := 0
 	if *short.Gaps.MaxMs > probe.StallThresholdMs {
 		wantStalls = 1
@@ -282,16 +286,17 @@ drills = ["drop", "stale"]
 const noStallBudget = `stall_share = 1.0
 `
 
-// The built-in target's short stream has a 259 ms stall: within a 300 ms
-// gap budget it passes, within a 100 ms one the short gap cell is red.
+// The built-in target's short stream has a 259 ms stall: within budgets
+// that no busy machine makes it miss it passes, within a 100 ms gap budget
+// the short gap cell is red.
 func TestCheckExitCodesAndJSON(t *testing.T) {
 	within := writeConfig(t, checkTargets+`[budget.short]
-tfc = "600ms"
-gap = "300ms"
-tail = "2s"
+tfc = "10s"
+gap = "5s"
+tail = "20s"
 `+noStallBudget+`[budget.long]
-tfc = "1500ms"
-gap = "150ms"
+tfc = "10s"
+gap = "5s"
 `+noStallBudget+`[budget.cancel]
 `+noStallBudget)
 	code, stdout, stderr := runCmd(t, "check", "-config", within, "-runs", "3")
@@ -335,7 +340,7 @@ gap = "100ms"
 			red = append(red, c.Sample+"/"+c.Row+": "+c.Why)
 		}
 	}
-	if len(red) != 1 || !strings.HasPrefix(red[0], "short/gap: p95 2") {
+	if len(red) != 1 || !strings.HasPrefix(red[0], "short/gap: p95 ") {
 		t.Errorf("red cells %q, want only short/gap", red)
 	}
 	if len(sum.Targets[0].RequestIDs["short"]) != 3 || !sum.Targets[1].Pass || len(sum.Targets[1].Drills) != 2 {
@@ -371,7 +376,7 @@ func (l *lockedBuffer) String() string {
 
 func waitFor(t *testing.T, buf *lockedBuffer, s string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a busy machine starts and reloads slowly
 	for !strings.Contains(buf.String(), s) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%q never logged:\n%s", s, buf.String())
@@ -425,7 +430,7 @@ func TestCheckEveryDialect(t *testing.T) {
 		}
 		fmt.Fprintf(&cfg, "[[target]]\nname = %q\nbuiltin = true\ndialect = %q\nsamples = %s\ndrills = %s\n", "t-"+d, d, samples, drills)
 	}
-	cfg.WriteString("[budget.short]\ntfc = \"600ms\"\ngap = \"300ms\"\n" + noStallBudget)
+	cfg.WriteString("[budget.short]\ntfc = \"10s\"\ngap = \"5s\"\n" + noStallBudget) // met however busy the machine
 	code, stdout, stderr := runCmd(t, "check", "-config", writeConfig(t, cfg.String()), "-runs", "2")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
