@@ -58,6 +58,23 @@ var diffSeeds = []string{
 	`{"type":"response.incomplete"}`, `{"type":"error","message":"x"}`, `{"type":"response.created","sequence_number":"7"}`,
 	`{"sequence_number":1.0}`, `{"sequence_number":-1}`, `{"sequence_number":12345678901234567890}`, `{"response":{"id":1}}`, `{"response":{"usage":{"input_tokens":[]}}}`,
 	`[DONE]`, `[[[[{"choices":[[{}]]}]]]]`, `{"a":[{"b":[{"c":{"d":[[]]}}]}]}`,
+	// gemini
+	`{"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"},"index":0}]}`,
+	`{"candidates":[{"content":{"parts":[{"text":"plan","thought":true}]}}]}`, `{"candidates":[{"content":{"parts":[{"text":"a","thought":"yes"}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"text":"a","thought":true,"thought":null}]}}]}`, `{"candidates":[{"content":{"parts":[{"thought":false,"text":"a"}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"a":1}}}]}}]}`, `{"candidates":[{"content":{"parts":[{"functionCall":{}},{"functionCall":null}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"functionCall":{"x":1}}]}}],"candidates":[{"content":{"parts":[{"functionCall":null}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"functionCall":"f"}]}}]}`, `{"candidates":[{"content":{"parts":[{"functionCall":{"name":1}}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":3,"thoughtsTokenCount":2}}`,
+	`{"candidates":[{"finishReason":"MAX_TOKENS"}]}`, `{"candidates":[{"finishReason":"SAFETY","content":{"parts":[{"text":"x"}]}}]}`,
+	`{"candidates":[{"finishReason":"S\u0041FETY"}]}`, `{"candidates":[{"finishReason":"STOP"},{"finishReason":"SAFETY"}]}`, `{"candidates":[{"finishReason":1}]}`,
+	`{"candidates":[{"content":null,"finishReason":null}]}`, `{"candidates":[{"content":{"parts":null}}]}`, `{"candidates":[{"content":{"parts":{}}}]}`,
+	`{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"candidates":[{"content":{}}]}`, `{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"candidates":[{"content":{"parts":[]}}]}`,
+	`{"candidates":[{"content":{"parts":[{},{"text":"b"}]}}],"candidates":[{"content":{"parts":[{}]}}],"candidates":[{"content":{"parts":[{},{}]}}]}`,
+	`{"promptFeedback":{"blockReason":"SAFETY"}}`, `{"promptFeedback":{"blockReason":""}}`, `{"promptFeedback":null}`, `{"promptFeedback":{"blockReason":2}}`,
+	`{"usageMetadata":{"promptTokenCount":1},"usageMetadata":{"thoughtsTokenCount":2}}`, `{"usageMetadata":null}`, `{"usageMetadata":{"candidatesTokenCount":"3"}}`,
+	`{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}`, `{"error":{"status":"INTERNAL"}}`, `{"error":{"status":5}}`,
+	`{"CANDIDATES":[{"Content":{"PARTS":[{"TEXT":"x"}]}}]}`, `{"candidates":[{"content":{"parts":[{"ſext":"x"}]}}]}`,
 }
 
 // refs are the reference decoders by dialect.
@@ -65,6 +82,7 @@ var refs = map[string]func(Target, *resumeclient.Event) (Chunk, error){
 	"openai-chat":        refDecodeOpenAIChat,
 	"anthropic-messages": refDecodeAnthropic,
 	"openai-responses":   refDecodeResponses,
+	"gemini":             refDecodeGemini,
 }
 
 // Nesting at and past encoding/json's limit of 10000 (too big for a fuzz
@@ -119,7 +137,7 @@ func diffCheck(t *testing.T, dialect string, data, typ []byte) {
 		t.Fatalf("%s %q (event %q): error\n got  %v\n want %v", dialect, data, typ, gerr, werr)
 	}
 	if got.Kind != want.Kind || got.Message != want.Message || got.Cursor != want.Cursor || got.HasCursor != want.HasCursor ||
-		got.ResponseID != want.ResponseID || (got.Usage == nil) != (want.Usage == nil) || got.Usage != nil && *got.Usage != *want.Usage {
+		got.ResponseID != want.ResponseID || got.Final != want.Final || got.HasUsage != want.HasUsage || got.Usage != want.Usage {
 		t.Fatalf("%s %q (event %q):\n got  %+v (usage %+v)\n want %+v (usage %+v)", dialect, data, typ, got, got.Usage, want, want.Usage)
 	}
 }
@@ -129,3 +147,5 @@ func FuzzDiffOpenAIChat(f *testing.F) { fuzzDiff(f, "openai-chat") }
 func FuzzDiffAnthropic(f *testing.F) { fuzzDiff(f, "anthropic-messages") }
 
 func FuzzDiffResponses(f *testing.F) { fuzzDiff(f, "openai-responses") }
+
+func FuzzDiffGemini(f *testing.F) { fuzzDiff(f, "gemini") }

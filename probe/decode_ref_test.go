@@ -97,7 +97,7 @@ func refDecodeOpenAIChat(t Target, ev *resumeclient.Event) (Chunk, error) {
 	}
 	out := Chunk{Kind: Meta}
 	if c.Usage != nil {
-		out.Usage = &Tokens{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens}
+		out.Usage, out.HasUsage = Tokens{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens}, true
 	}
 	if c.Error != nil {
 		out.Kind, out.Message = Failed, boundMessage(t, c.Error.Message)
@@ -161,7 +161,7 @@ func refDecodeAnthropic(t Target, ev *resumeclient.Event) (Chunk, error) {
 		c.Kind = Liveness
 	case "message_start":
 		if e.Message != nil && e.Message.Usage != nil {
-			c.Usage = &Tokens{Prompt: e.Message.Usage.InputTokens, Completion: e.Message.Usage.OutputTokens}
+			c.Usage, c.HasUsage = Tokens{Prompt: e.Message.Usage.InputTokens, Completion: e.Message.Usage.OutputTokens}, true
 		}
 	case "content_block_delta":
 		if d := e.Delta; d != nil {
@@ -174,7 +174,7 @@ func refDecodeAnthropic(t Target, ev *resumeclient.Event) (Chunk, error) {
 		}
 	case "message_delta":
 		if e.Usage != nil {
-			c.Usage = &Tokens{Completion: e.Usage.OutputTokens}
+			c.Usage, c.HasUsage = Tokens{Completion: e.Usage.OutputTokens}, true
 		}
 	case "message_stop":
 		c.Kind = End
@@ -225,7 +225,7 @@ func refDecodeResponses(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if e.Response != nil {
 		c.ResponseID = e.Response.ID
 		if u := e.Response.Usage; u != nil {
-			c.Usage = &Tokens{Prompt: u.InputTokens, Completion: u.OutputTokens}
+			c.Usage, c.HasUsage = Tokens{Prompt: u.InputTokens, Completion: u.OutputTokens}, true
 		}
 	}
 	switch {
@@ -249,4 +249,73 @@ func refDecodeResponses(t Target, ev *resumeclient.Event) (Chunk, error) {
 		c.Kind, c.Message = Failed, boundMessage(t, e.Message)
 	}
 	return c, nil
+}
+
+type refGeminiChunk struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text         string    `json:"text"`
+				Thought      bool      `json:"thought"`
+				FunctionCall *struct{} `json:"functionCall"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	UsageMetadata *struct {
+		PromptTokenCount     int `json:"promptTokenCount"`
+		CandidatesTokenCount int `json:"candidatesTokenCount"`
+		ThoughtsTokenCount   int `json:"thoughtsTokenCount"`
+	} `json:"usageMetadata"`
+	Error *struct {
+		Message string `json:"message"`
+		Status  string `json:"status"`
+	} `json:"error"`
+}
+
+func refDecodeGemini(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var c refGeminiChunk
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
+		return Chunk{}, refJSONError("gemini", "chunk", ev.Data, err)
+	}
+	out := Chunk{Kind: Meta}
+	if u := c.UsageMetadata; u != nil {
+		out.Usage, out.HasUsage = Tokens{Prompt: u.PromptTokenCount, Completion: u.CandidatesTokenCount + u.ThoughtsTokenCount}, true
+	}
+	if e := c.Error; e != nil {
+		out.Kind, out.Message = Failed, boundMessage(t, geminiErrorText(e.Status, e.Message))
+		return out, nil
+	}
+	if f := c.PromptFeedback; f != nil && f.BlockReason != "" {
+		out.Kind, out.Message = Failed, boundMessage(t, "prompt blocked: blockReason "+f.BlockReason)
+		return out, nil
+	}
+	if len(c.Candidates) == 0 {
+		return out, nil
+	}
+	cand := c.Candidates[0]
+	switch cand.FinishReason {
+	case "":
+	case "STOP", "MAX_TOKENS":
+		out.Final = true
+	default:
+		out.Kind, out.Message = Failed, boundMessage(t, "answer stopped: finishReason "+cand.FinishReason)
+		return out, nil
+	}
+	for _, p := range cand.Content.Parts {
+		switch {
+		case p.Text != "" && !p.Thought:
+			out.Kind = Text
+			return out, nil
+		case p.Text != "", p.FunctionCall != nil:
+			out.Kind = Effective
+		}
+	}
+	return out, nil
 }

@@ -58,11 +58,49 @@ func DemoAnthropic() []refserver.Step {
 	return a.MessageDelta(1046*time.Millisecond, 10).Stop(1051 * time.Millisecond).Steps()
 }
 
+// DemoGemini is the worked example as a Gemini stream: a thought, then the
+// text, the last chunk carrying finishReason STOP and the usage; the
+// body ends with it. fault picks one error kind instead (DemoFaults).
+func DemoGemini(fault string) []refserver.Step {
+	g := &refserver.Gemini{}
+	if fault == "blocked-prompt" {
+		return g.PromptBlocked(360*time.Millisecond, "SAFETY").Steps()
+	}
+	g.Thought(360*time.Millisecond, "Recalling the capital.")
+	ms := refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044)
+	for i, at := range ms[:len(ms)-1] {
+		g.Text(at, "w"+strconv.Itoa(i))
+	}
+	switch fault {
+	case "blocked-answer":
+		return g.Finish(ms[len(ms)-1], "", "SAFETY", 14, 9, 4).Steps()
+	case "cut-off":
+		return g.Steps()
+	}
+	return g.Finish(ms[len(ms)-1], "w9", "STOP", 14, 10, 4).Steps()
+}
+
+// DemoFaults are the fault answers of the built-in reference target, by
+// the model a request names: each error kind of a dialect once. A fault
+// model answers every dialect that names its model in the URL.
+var DemoFaults = []string{"blocked-prompt", "blocked-answer", "cut-off", "http-429"}
+
+// demoFault is the fault a request asks for by its model, "" for none.
+func demoFault(r *http.Request) string {
+	for _, f := range DemoFaults {
+		if strings.Contains(r.URL.Path, "/models/"+f+":") {
+			return f
+		}
+	}
+	return ""
+}
+
 // NewDemoServer returns the built-in reference target, unstarted: an
 // refserver server that answers each fixed sample with its demo schedule on
 // the chat completions path, the drill stream (DemoDrillSchedule, with
 // ids, resumable) on /events, and the worked example as a Responses API
-// stream (resumable with starting_after) and as a Messages API stream.
+// stream (resumable with starting_after), as a Messages API stream and as
+// a Gemini stream (with a fault per error kind by model: DemoFaults).
 func NewDemoServer() *refserver.Server {
 	sched := DemoSchedules()
 	drills := DemoDrillSchedule()
@@ -78,6 +116,8 @@ func NewDemoServer() *refserver.Server {
 			return responses
 		case r.URL.Path == "/v1/messages":
 			return anthropic
+		case strings.HasSuffix(r.URL.Path, ":streamGenerateContent"):
+			return DemoGemini(demoFault(r))
 		}
 		for _, name := range SampleNames {
 			// The samples share prompts; max_tokens tells them apart
@@ -87,6 +127,12 @@ func NewDemoServer() *refserver.Server {
 			}
 		}
 		return nil
+	}
+	srv.StatusFor = func(r *http.Request) (int, string) {
+		if demoFault(r) == "http-429" {
+			return http.StatusTooManyRequests, refserver.GeminiError(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")
+		}
+		return 0, ""
 	}
 	return srv
 }

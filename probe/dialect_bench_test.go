@@ -50,6 +50,14 @@ func BenchmarkDecodeResponses(b *testing.B) {
 	benchDecode(b, "openai-responses", ev)
 }
 
+// BenchmarkDecodeGemini is the same for gemini on a text chunk as the API
+// sends it (a whole GenerateContentResponse).
+func BenchmarkDecodeGemini(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent,
+		Data: []byte(`{"candidates": [{"content": {"parts": [{"text": " word"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 14,"totalTokenCount": 14},"modelVersion": "gemini-2.5-flash","responseId": "abc123"}`)}
+	benchDecode(b, "gemini", ev)
+}
+
 func benchDecode(b *testing.B, dialect string, ev *resumeclient.Event) {
 	d := Dialects[dialect]
 	b.ReportAllocs()

@@ -72,6 +72,14 @@ func FuzzDecodeResponses(f *testing.F) {
 		`{"type":"response.created","sequence_number":"7"}`)
 }
 
+func FuzzDecodeGemini(f *testing.F) {
+	fuzzDecode(f, "gemini",
+		`{"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"}}]}`, `{"candidates":[{"content":{"parts":[{"text":"t","thought":true}]}}]}`,
+		`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3}}`,
+		`{"candidates":[{"finishReason":"SAFETY"}]}`, `{"promptFeedback":{"blockReason":"sk-fuzz-0123456789abcdef"}}`,
+		`{"error":{"code":400,"message":"API key sk-fuzz-0123456789abcdef not valid","status":"INVALID_ARGUMENT"}}`, `{"candidates":[{"content":{"parts":[{"thought":1}]}}]}`)
+}
+
 // FuzzDecodeSSE: the generic dialect never panics and marks the end only on
 // its markers.
 func FuzzDecodeSSE(f *testing.F) {

@@ -114,14 +114,12 @@ func (r *run) event(ev *resumeclient.Event) bool {
 			}
 		}
 	}
-	if ch.ResponseID != "" {
-		r.respID = ch.ResponseID
-	}
+	r.note(ch)
 	again := false
 	if r.check != nil {
 		again = r.check.event(cursor, hasCursor, ev.Type, ev.Data)
 	}
-	if u := ch.Usage; u != nil {
+	if u := ch.Usage; ch.HasUsage {
 		if r.tok == nil {
 			r.tok = &Tokens{}
 		}
@@ -162,6 +160,17 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		return true
 	}
 	return false
+}
+
+// note keeps what a chunk says of the stream: its id, and whether it was
+// the last one.
+func (r *run) note(ch Chunk) {
+	if ch.ResponseID != "" {
+		r.respID = ch.ResponseID
+	}
+	if ch.Final {
+		r.final = true
+	}
 }
 
 // chunk adds a new content chunk.

@@ -88,9 +88,15 @@ type Server struct {
 	// ResumeHeaderDelay is the wait before the response headers of a
 	// request that carries Last-Event-ID (a slow reconnect handshake).
 	ResumeHeaderDelay time.Duration
-	// Status and ContentType override the answer (fault injection).
+	// Status and ContentType override the answer (fault injection);
+	// ErrorBody is the body of a Status answer (a JSON error object of
+	// refserver's own when empty).
 	Status      int
 	ContentType string
+	ErrorBody   string
+	// StatusFor, when set, picks a fault answer per request: a status
+	// other than 0 is answered as Status with the body it returns.
+	StatusFor func(r *http.Request) (status int, body string)
 	// Hold keeps the connection open after the last step, sending nothing.
 	Hold bool
 	// ResetAfter, when > 0, breaks the first connection (no clean end of
@@ -264,10 +270,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			steps = alt
 		}
 	}
-	if s.Status != 0 && s.Status != http.StatusOK {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(s.Status)
-		io.WriteString(w, `{"error":{"message":"refserver: injected status"}}`)
+	if s.fault(w, r) {
 		return
 	}
 	ct := s.ContentType
@@ -399,6 +402,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case <-s.quit:
 		}
 	}
+}
+
+// fault answers r with the injected status (Status, or StatusFor's), if
+// there is one, and reports whether it did.
+func (s *Server) fault(w http.ResponseWriter, r *http.Request) bool {
+	status, errBody := s.Status, s.ErrorBody
+	if s.StatusFor != nil {
+		if st, b := s.StatusFor(r); st != 0 {
+			status, errBody = st, b
+		}
+	}
+	if status == 0 || status == http.StatusOK {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, or(errBody, `{"error":{"message":"refserver: injected status"}}`))
+	return true
 }
 
 func (s *Server) write(ctx context.Context, w io.Writer, rc *http.ResponseController, wire string, splits []int, sent *Sent) error {
