@@ -174,6 +174,9 @@ type Names struct {
 	// drill runs them all.
 	Samples []string
 	Drills  []string
+	// NoEventIDs are the dialects whose streams carry no event ids
+	// (newline-delimited JSON): no drill can run on them.
+	NoEventIDs []string
 }
 
 // Env is what a config is checked against besides its own text.

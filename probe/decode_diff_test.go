@@ -75,6 +75,15 @@ var diffSeeds = []string{
 	`{"usageMetadata":{"promptTokenCount":1},"usageMetadata":{"thoughtsTokenCount":2}}`, `{"usageMetadata":null}`, `{"usageMetadata":{"candidatesTokenCount":"3"}}`,
 	`{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}`, `{"error":{"status":"INTERNAL"}}`, `{"error":{"status":5}}`,
 	`{"CANDIDATES":[{"Content":{"PARTS":[{"TEXT":"x"}]}}]}`, `{"candidates":[{"content":{"parts":[{"ſext":"x"}]}}]}`,
+	// ollama
+	`{"model":"m","created_at":"2026-12-05T13:00:00Z","message":{"role":"assistant","content":"hi"},"done":false}`,
+	`{"message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}`, `{"message":{"content":"","tool_calls":[{"function":{"name":"f","arguments":{}}}]},"done":false}`,
+	`{"message":{"tool_calls":[null]}}`, `{"message":{"tool_calls":[1]}}`, `{"message":{"tool_calls":{}}}`, `{"message":{"tool_calls":[{}]},"message":{"tool_calls":null}}`,
+	`{"message":{"tool_calls":[{}]},"message":{"content":""}}`, `{"message":null,"done":null}`, `{"message":[]}`,
+	`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":123,"prompt_eval_count":26,"eval_count":290}`,
+	`{"done":true,"done_reason":"length","eval_count":64}`, `{"done":"true"}`, `{"done":1}`, `{"done":true,"done":false}`, `{"eval_count":1.5,"done":true}`,
+	`{"error":"model 'x' not found"}`, `{"error":""}`, `{"error":{"message":"x"}}`, `{"error":"x","done":true}`, `{"response":"hi","done":false}`, `{"thinking":"t"}`,
+	`{"Done":true,"PROMPT_EVAL_COUNT":3}`, `{"meſſage":{"content":"x"}}`,
 }
 
 // refs are the reference decoders by dialect.
@@ -83,6 +92,7 @@ var refs = map[string]func(Target, *resumeclient.Event) (Chunk, error){
 	"anthropic-messages": refDecodeAnthropic,
 	"openai-responses":   refDecodeResponses,
 	"gemini":             refDecodeGemini,
+	"ollama":             refDecodeOllama,
 }
 
 // Nesting at and past encoding/json's limit of 10000 (too big for a fuzz
@@ -149,3 +159,5 @@ func FuzzDiffAnthropic(f *testing.F) { fuzzDiff(f, "anthropic-messages") }
 func FuzzDiffResponses(f *testing.F) { fuzzDiff(f, "openai-responses") }
 
 func FuzzDiffGemini(f *testing.F) { fuzzDiff(f, "gemini") }
+
+func FuzzDiffOllama(f *testing.F) { fuzzDiff(f, "ollama") }

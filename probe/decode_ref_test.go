@@ -319,3 +319,40 @@ func refDecodeGemini(t Target, ev *resumeclient.Event) (Chunk, error) {
 	}
 	return out, nil
 }
+
+type refOllamaLine struct {
+	Message struct {
+		Content   string     `json:"content"`
+		Thinking  string     `json:"thinking"`
+		ToolCalls []struct{} `json:"tool_calls"`
+	} `json:"message"`
+	Response        string `json:"response"`
+	Thinking        string `json:"thinking"`
+	Done            bool   `json:"done"`
+	PromptEvalCount int    `json:"prompt_eval_count"`
+	EvalCount       int    `json:"eval_count"`
+	Error           string `json:"error"`
+}
+
+func refDecodeOllama(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var l refOllamaLine
+	if err := json.Unmarshal(ev.Data, &l); err != nil {
+		return Chunk{}, refJSONError("ollama", "line", ev.Data, err)
+	}
+	out := Chunk{Kind: Meta}
+	switch m := l.Message; {
+	case l.Error != "":
+		out.Kind, out.Message = Failed, boundMessage(t, l.Error)
+	case l.Done:
+		out.Kind = End
+		out.Usage, out.HasUsage = Tokens{Prompt: l.PromptEvalCount, Completion: l.EvalCount}, true
+	case m.Content != "", l.Response != "":
+		out.Kind = Text
+	case m.Thinking != "", l.Thinking != "", len(m.ToolCalls) > 0:
+		out.Kind = Effective
+	}
+	return out, nil
+}

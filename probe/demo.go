@@ -80,15 +80,35 @@ func DemoGemini(fault string) []refserver.Step {
 	return g.Finish(ms[len(ms)-1], "w9", "STOP", 14, 10, 4).Steps()
 }
 
+// DemoOllama is the worked example as an Ollama /api/chat stream (NDJSON):
+// a thinking line, the text lines, then done with the counts. fault picks
+// one error kind instead (DemoFaults).
+func DemoOllama(fault string) []refserver.Step {
+	o := &refserver.Ollama{}
+	o.Thinking(360*time.Millisecond, "Recalling the capital.")
+	ms := refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044)
+	for i, at := range ms {
+		if i == 5 && fault == "error-line" {
+			return o.Error(at, "an error was encountered while running the model: unexpected EOF").Steps()
+		}
+		if i == 5 && fault == "cut-off" {
+			return o.Cut(at).Steps()
+		}
+		o.Text(at, "w"+strconv.Itoa(i))
+	}
+	return o.Done(1051*time.Millisecond, "stop", 14, 10).Steps()
+}
+
 // DemoFaults are the fault answers of the built-in reference target, by
 // the model a request names: each error kind of a dialect once. A fault
 // model answers every dialect that names its model in the URL.
-var DemoFaults = []string{"blocked-prompt", "blocked-answer", "cut-off", "http-429"}
+var DemoFaults = []string{"blocked-prompt", "blocked-answer", "cut-off", "error-line", "http-429", "http-404"}
 
-// demoFault is the fault a request asks for by its model, "" for none.
-func demoFault(r *http.Request) string {
+// demoFault is the fault a request asks for by its model (in the URL, or
+// the body's "model"), "" for none.
+func demoFault(r *http.Request, body []byte) string {
 	for _, f := range DemoFaults {
-		if strings.Contains(r.URL.Path, "/models/"+f+":") {
+		if strings.Contains(r.URL.Path, "/models/"+f+":") || bytes.Contains(body, []byte(`"model":"`+f+`"`)) {
 			return f
 		}
 	}
@@ -100,7 +120,8 @@ func demoFault(r *http.Request) string {
 // the chat completions path, the drill stream (DemoDrillSchedule, with
 // ids, resumable) on /events, and the worked example as a Responses API
 // stream (resumable with starting_after), as a Messages API stream and as
-// a Gemini stream (with a fault per error kind by model: DemoFaults).
+// a Gemini stream and as an Ollama NDJSON stream on /api/chat (each with a
+// fault per error kind by model: DemoFaults).
 func NewDemoServer() *refserver.Server {
 	sched := DemoSchedules()
 	drills := DemoDrillSchedule()
@@ -117,7 +138,9 @@ func NewDemoServer() *refserver.Server {
 		case r.URL.Path == "/v1/messages":
 			return anthropic
 		case strings.HasSuffix(r.URL.Path, ":streamGenerateContent"):
-			return DemoGemini(demoFault(r))
+			return DemoGemini(demoFault(r, body))
+		case r.URL.Path == "/api/chat":
+			return DemoOllama(demoFault(r, body))
 		}
 		for _, name := range SampleNames {
 			// The samples share prompts; max_tokens tells them apart
@@ -128,11 +151,20 @@ func NewDemoServer() *refserver.Server {
 		}
 		return nil
 	}
-	srv.StatusFor = func(r *http.Request) (int, string) {
-		if demoFault(r) == "http-429" {
+	srv.StatusFor = func(r *http.Request, body []byte) (int, string) {
+		switch demoFault(r, body) {
+		case "http-429":
 			return http.StatusTooManyRequests, refserver.GeminiError(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")
+		case "http-404":
+			return http.StatusNotFound, refserver.OllamaError(`model "http-404" not found, try pulling it first`)
 		}
 		return 0, ""
+	}
+	srv.ContentTypeFor = func(r *http.Request) string {
+		if r.URL.Path == "/api/chat" {
+			return refserver.NDJSON
+		}
+		return ""
 	}
 	return srv
 }

@@ -89,6 +89,7 @@ var Dialects = map[string]Dialect{
 	"openai-responses":   openAIResponses{},
 	"anthropic-messages": anthropicMessages{},
 	"gemini":             gemini{},
+	"ollama":             ollama{},
 }
 
 // DialectNames lists the known dialects, sorted.
@@ -253,6 +254,30 @@ func KeyHeader(dialect string) (name, prefix string) {
 		return k.KeyHeader(), ""
 	}
 	return "Authorization", "Bearer "
+}
+
+// framer is a dialect whose answer is not Server-Sent Events.
+type framer interface {
+	Framing() resumeclient.Framing
+}
+
+// HasEventIDs reports whether dialect's stream can carry event ids (it is
+// Server-Sent Events): the drills resume by them, so none can run on a
+// dialect without (Ollama's NDJSON).
+func HasEventIDs(dialect string) bool {
+	f, ok := Dialects[dialect].(framer)
+	return !ok || f.Framing().HasEventIDs()
+}
+
+// NoEventIDs lists the dialects whose streams carry no event ids.
+func NoEventIDs() []string {
+	var out []string
+	for _, n := range DialectNames() {
+		if !HasEventIDs(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // LookupDialect returns the dialect called name, or an error that lists the

@@ -58,6 +58,13 @@ func BenchmarkDecodeGemini(b *testing.B) {
 	benchDecode(b, "gemini", ev)
 }
 
+// BenchmarkDecodeOllama is the same for ollama on a line of /api/chat.
+func BenchmarkDecodeOllama(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent,
+		Data: []byte(`{"model":"llama3.2","created_at":"2026-12-05T13:00:00.000000Z","message":{"role":"assistant","content":" word"},"done":false}`)}
+	benchDecode(b, "ollama", ev)
+}
+
 func benchDecode(b *testing.B, dialect string, ev *resumeclient.Event) {
 	d := Dialects[dialect]
 	b.ReportAllocs()

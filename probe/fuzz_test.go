@@ -80,6 +80,13 @@ func FuzzDecodeGemini(f *testing.F) {
 		`{"error":{"code":400,"message":"API key sk-fuzz-0123456789abcdef not valid","status":"INVALID_ARGUMENT"}}`, `{"candidates":[{"content":{"parts":[{"thought":1}]}}]}`)
 }
 
+func FuzzDecodeOllama(f *testing.F) {
+	fuzzDecode(f, "ollama",
+		`{"model":"m","message":{"role":"assistant","content":"hi"},"done":false}`, `{"message":{"thinking":"t"},"done":false}`,
+		`{"message":{"tool_calls":[{"function":{"name":"f"}}]}}`, `{"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":9}`,
+		`{"error":"unauthorized sk-fuzz-0123456789abcdef"}`, `{"done":"yes"}`)
+}
+
 // FuzzDecodeSSE: the generic dialect never panics and marks the end only on
 // its markers.
 func FuzzDecodeSSE(f *testing.F) {

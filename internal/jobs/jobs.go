@@ -52,7 +52,8 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 // looked up, for report).
 func Env(getenv func(string) string) config.Env {
 	return config.Env{
-		Names:  config.Names{Dialects: probe.DialectNames(), Samples: probe.SampleNames, Drills: probe.DrillNames},
+		Names: config.Names{Dialects: probe.DialectNames(), Samples: probe.SampleNames, Drills: probe.DrillNames,
+			NoEventIDs: probe.NoEventIDs()},
 		Getenv: getenv,
 	}
 }

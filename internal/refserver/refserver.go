@@ -96,7 +96,10 @@ type Server struct {
 	ErrorBody   string
 	// StatusFor, when set, picks a fault answer per request: a status
 	// other than 0 is answered as Status with the body it returns.
-	StatusFor func(r *http.Request) (status int, body string)
+	StatusFor func(r *http.Request, body []byte) (status int, errBody string)
+	// ContentTypeFor, when set, picks the Content-Type per request (""
+	// falls back to ContentType).
+	ContentTypeFor func(r *http.Request) string
 	// Hold keeps the connection open after the last step, sending nothing.
 	Hold bool
 	// ResetAfter, when > 0, breaks the first connection (no clean end of
@@ -270,13 +273,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			steps = alt
 		}
 	}
-	if s.fault(w, r) {
+	if s.fault(w, r, body) {
 		return
 	}
-	ct := s.ContentType
-	if ct == "" {
-		ct = "text/event-stream; charset=utf-8"
-	}
+	ct := s.contentType(r)
 	first, delay := 0, time.Duration(0)
 	var prefix []Step
 	if c.LastEventID != "" && s.ResumeHeaderDelay > 0 {
@@ -404,12 +404,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// contentType is the Content-Type of the answer to r.
+func (s *Server) contentType(r *http.Request) string {
+	if s.ContentTypeFor != nil {
+		if ct := s.ContentTypeFor(r); ct != "" {
+			return ct
+		}
+	}
+	return or(s.ContentType, "text/event-stream; charset=utf-8")
+}
+
 // fault answers r with the injected status (Status, or StatusFor's), if
 // there is one, and reports whether it did.
-func (s *Server) fault(w http.ResponseWriter, r *http.Request) bool {
+func (s *Server) fault(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	status, errBody := s.Status, s.ErrorBody
 	if s.StatusFor != nil {
-		if st, b := s.StatusFor(r); st != 0 {
+		if st, b := s.StatusFor(r, body); st != 0 {
 			status, errBody = st, b
 		}
 	}
