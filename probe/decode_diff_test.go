@@ -84,6 +84,13 @@ var diffSeeds = []string{
 	`{"done":true,"done_reason":"length","eval_count":64}`, `{"done":"true"}`, `{"done":1}`, `{"done":true,"done":false}`, `{"eval_count":1.5,"done":true}`,
 	`{"error":"model 'x' not found"}`, `{"error":""}`, `{"error":{"message":"x"}}`, `{"error":"x","done":true}`, `{"response":"hi","done":false}`, `{"thinking":"t"}`,
 	`{"Done":true,"PROMPT_EVAL_COUNT":3}`, `{"meſſage":{"content":"x"}}`,
+	// ai-sdk-ui
+	`{"type":"start","messageId":"m"}`, `{"type":"text-delta","id":"t1","delta":"hi"}`, `{"type":"text-delta","id":"t1","delta":""}`,
+	`{"type":"reasoning-delta","id":"r","delta":"x"}`, `{"type":"tool-input-start","toolCallId":"c","toolName":"f"}`,
+	`{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{\"a"}`, `{"type":"tool-input-delta","inputTextDelta":""}`,
+	`{"type":"tool-input-available","toolCallId":"c","toolName":"f","input":{"a":1}}`, `{"type":"error","errorText":"An error occurred."}`,
+	`{"type":"error","errorText":""}`, `{"type":"error","errorText":1}`, `{"type":"abort"}`, `{"type":"finish","finishReason":"stop"}`,
+	`{"type":"text-delta","delta":"a","delta":null}`, `{"type":"text-delta","delta":5}`, `{"Type":"TEXT-DELTA","Delta":"x"}`, `{"type":"text-delta","DELTA":"x"}`,
 }
 
 // refs are the reference decoders by dialect.
@@ -93,6 +100,7 @@ var refs = map[string]func(Target, *resumeclient.Event) (Chunk, error){
 	"openai-responses":   refDecodeResponses,
 	"gemini":             refDecodeGemini,
 	"ollama":             refDecodeOllama,
+	"ai-sdk-ui":          refDecodeAISDK,
 }
 
 // Nesting at and past encoding/json's limit of 10000 (too big for a fuzz
@@ -161,3 +169,5 @@ func FuzzDiffResponses(f *testing.F) { fuzzDiff(f, "openai-responses") }
 func FuzzDiffGemini(f *testing.F) { fuzzDiff(f, "gemini") }
 
 func FuzzDiffOllama(f *testing.F) { fuzzDiff(f, "ollama") }
+
+func FuzzDiffAISDK(f *testing.F) { fuzzDiff(f, "ai-sdk-ui") }

@@ -356,3 +356,48 @@ func refDecodeOllama(t Target, ev *resumeclient.Event) (Chunk, error) {
 	}
 	return out, nil
 }
+
+type refAISDKChunk struct {
+	Type           string `json:"type"`
+	Delta          string `json:"delta"`
+	InputTextDelta string `json:"inputTextDelta"`
+	ErrorText      string `json:"errorText"`
+}
+
+func refDecodeAISDK(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if bytes.Equal(ev.Data, doneMarker) {
+		return Chunk{Kind: End}, nil
+	}
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var p refAISDKChunk
+	if err := json.Unmarshal(ev.Data, &p); err != nil {
+		return Chunk{}, refJSONError("ai-sdk-ui", "part", ev.Data, err)
+	}
+	c := Chunk{Kind: Meta}
+	switch p.Type {
+	case "text-delta":
+		if p.Delta != "" {
+			c.Kind = Text
+		}
+	case "reasoning-delta":
+		if p.Delta != "" {
+			c.Kind = Effective
+		}
+	case "tool-input-delta":
+		if p.InputTextDelta != "" {
+			c.Kind = Effective
+		}
+	case "tool-input-available":
+		c.Kind = Effective
+	case "error":
+		c.Kind, c.Message = Failed, "error part"
+		if p.ErrorText != "" {
+			c.Message = boundMessage(t, p.ErrorText)
+		}
+	case "abort":
+		c.Kind, c.Message = Failed, "abort part: the server aborted the answer"
+	}
+	return c, nil
+}

@@ -99,6 +99,33 @@ func DemoOllama(fault string) []refserver.Step {
 	return o.Done(1051*time.Millisecond, "stop", 14, 10).Steps()
 }
 
+// DemoAISDK is the worked example as an AI SDK UI message stream: start,
+// a reasoning part, the text deltas, finish, [DONE]. fault picks one error
+// kind instead: error-part, abort, cut-off (the body ends before
+// [DONE]).
+func DemoAISDK(fault string) []refserver.Step {
+	a := &refserver.AISDK{}
+	a.Part(340*time.Millisecond, "start", map[string]any{"messageId": "refserver-1"}).Part(341*time.Millisecond, "start-step", nil).
+		Part(350*time.Millisecond, "reasoning-start", map[string]any{"id": "r1"}).Reasoning(360*time.Millisecond, "Recalling the capital.").
+		Part(370*time.Millisecond, "reasoning-end", map[string]any{"id": "r1"}).Part(380*time.Millisecond, "text-start", map[string]any{"id": "t1"})
+	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+		if i == 5 {
+			switch fault {
+			case "error-part":
+				return a.Error(at, "the model is overloaded").Part(at+time.Millisecond, "finish-step", nil).
+					Part(at+2*time.Millisecond, "finish", map[string]any{"finishReason": "error"}).Done(at + 3*time.Millisecond).Steps()
+			case "abort":
+				return a.Part(at, "abort", nil).Done(at + time.Millisecond).Steps()
+			case "cut-off":
+				return a.Steps()
+			}
+		}
+		a.Text(at, "w"+strconv.Itoa(i))
+	}
+	return a.Part(1046*time.Millisecond, "text-end", map[string]any{"id": "t1"}).Part(1047*time.Millisecond, "finish-step", nil).
+		Part(1048*time.Millisecond, "finish", map[string]any{"finishReason": "stop"}).Done(1051 * time.Millisecond).Steps()
+}
+
 // DemoFaults are the fault answers of the built-in reference target, by
 // the model a request names: each error kind of a dialect once. A fault
 // model answers every dialect that names its model in the URL.
@@ -137,6 +164,8 @@ func NewDemoServer() *refserver.Server {
 			return responses
 		case r.URL.Path == "/v1/messages":
 			return anthropic
+		case bytes.Contains(body, []byte(`"trigger":"submit-message"`)):
+			return DemoAISDK("") // a useChat request, on any route
 		case strings.HasSuffix(r.URL.Path, ":streamGenerateContent"):
 			return DemoGemini(demoFault(r, body))
 		case r.URL.Path == "/api/chat":

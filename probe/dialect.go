@@ -90,6 +90,7 @@ var Dialects = map[string]Dialect{
 	"anthropic-messages": anthropicMessages{},
 	"gemini":             gemini{},
 	"ollama":             ollama{},
+	"ai-sdk-ui":          aiSDKUI{},
 }
 
 // DialectNames lists the known dialects, sorted.

@@ -65,6 +65,12 @@ func BenchmarkDecodeOllama(b *testing.B) {
 	benchDecode(b, "ollama", ev)
 }
 
+// BenchmarkDecodeAISDK is the same for ai-sdk-ui on a text-delta part.
+func BenchmarkDecodeAISDK(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Data: []byte(`{"type":"text-delta","id":"t1","delta":" word"}`)}
+	benchDecode(b, "ai-sdk-ui", ev)
+}
+
 func benchDecode(b *testing.B, dialect string, ev *resumeclient.Event) {
 	d := Dialects[dialect]
 	b.ReportAllocs()

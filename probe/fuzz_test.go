@@ -87,6 +87,13 @@ func FuzzDecodeOllama(f *testing.F) {
 		`{"error":"unauthorized sk-fuzz-0123456789abcdef"}`, `{"done":"yes"}`)
 }
 
+func FuzzDecodeAISDK(f *testing.F) {
+	fuzzDecode(f, "ai-sdk-ui",
+		`{"type":"text-delta","id":"t1","delta":"hi"}`, `{"type":"reasoning-delta","id":"r1","delta":"x"}`,
+		`{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{"}`, `{"type":"finish"}`, `[DONE]`,
+		`{"type":"error","errorText":"bad key sk-fuzz-0123456789abcdef"}`, `{"type":"text-delta","delta":1}`)
+}
+
 // FuzzDecodeSSE: the generic dialect never panics and marks the end only on
 // its markers.
 func FuzzDecodeSSE(f *testing.F) {
