@@ -318,7 +318,11 @@ func (st *jobStatus) view(card *scorecard.Card) jobView {
 		jv.LastErr, jv.LastErrAt = shown(st.lastErr), shortTime(st.lastErrAt)
 	}
 	for i := len(st.runs) - 1; i >= 0; i-- {
-		jv.Rows = append(jv.Rows, runRowOf(st.runs[i]))
+		row := runRowOf(st.runs[i])
+		if row.Err && row.Note == jv.LastErr {
+			row.Note = "the last error"
+		}
+		jv.Rows = append(jv.Rows, row)
 	}
 	if len(st.runs) == 0 || card == nil {
 		return jv
@@ -347,6 +351,9 @@ func (st *jobStatus) view(card *scorecard.Card) jobView {
 		case ce.Stall != nil:
 			budgets = append(budgets, fmt.Sprintf("stalled >250ms at most %.0f%% of runs", ce.Stall.Budget*100))
 		}
+	}
+	if len(budgets) < 2 {
+		budgets = append([]string{"no p95 budget"}, budgets...)
 	}
 	jv.Budgets = strings.Join(budgets, ", ")
 	return jv

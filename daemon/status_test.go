@@ -75,6 +75,9 @@ samples = []
 drills = ["drop"]
 drill_every = "1s"
 jitter = "0s"
+[budget.short]
+tfc = "60s"
+gap = "60s"
 `, addr, results, target.URL, target.URL), map[string]string{"TEST_KEY": key})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
