@@ -143,45 +143,15 @@ func measure(ctx context.Context, f *checkFlags, all []jobs.Job, stderr io.Write
 }
 
 // checkCards makes the card of each selected target, its samples in
-// their fixed order, from its runs.
+// their fixed order, from its runs (scorecard.Cards: the daemon's status
+// page judges with the same).
 func checkCards(cfg *config.Config, targets []string, results map[string][]scorecard.Run) []*scorecard.Card {
-	budgets := budgetsOf(cfg)
-	var cards []*scorecard.Card
-	for _, ct := range cfg.Targets {
-		if len(targets) > 0 && !slices.Contains(targets, ct.Name) {
-			continue
-		}
-		var samples []string
-		for _, s := range probe.SampleNames {
-			if slices.Contains(ct.Samples, s) {
-				samples = append(samples, s)
-			}
-		}
-		bySample := map[string][]scorecard.Run{}
-		var drills []scorecard.Run
-		for _, r := range results[ct.Name] {
-			if r.Record.Drill != probe.DrillNone {
-				drills = append(drills, r)
-			} else {
-				bySample[r.Record.Sample] = append(bySample[r.Record.Sample], r)
-			}
-		}
-		cards = append(cards, scorecard.Build(ct.Name, samples, bySample, drills, budgets))
-	}
-	return cards
+	return scorecard.Cards(cfg, targets, results)
 }
 
 // budgetsOf are the config's [budget.<sample>] tables as the scorecard
 // takes them.
-func budgetsOf(cfg *config.Config) map[string]scorecard.Budget {
-	budgets := map[string]scorecard.Budget{}
-	for s, b := range cfg.Budgets {
-		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
-	}
-	return budgets
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func budgetsOf(cfg *config.Config) map[string]scorecard.Budget { return scorecard.Budgets(cfg) }
 
 func allPass(cards []*scorecard.Card) bool {
 	return !slices.ContainsFunc(cards, func(c *scorecard.Card) bool { return !c.Pass })
