@@ -71,7 +71,7 @@ func (a *About) Lines() [][2]string {
 		add("hosts", listOrNone(a.Hosts, "none recorded"))
 		add("regions", listOrNone(a.Regions, "none recorded"))
 	}
-	add("version", "streamprobe "+a.Version)
+	add("version", a.Version)
 	return out
 }
 

@@ -25,7 +25,7 @@ func TestAboutInEveryOutput(t *testing.T) {
   sources: eu=/srv/eu.jsonl, us=/srv/us.jsonl
   hosts:   probe-1, probe-2
   regions: eu, us
-  version: streamprobe v1.2.3
+  version: v1.2.3
 
 target api
 `
@@ -51,7 +51,7 @@ target api
 		props[pr.Name] = pr.Value
 	}
 	for k, v := range map[string]string{"verdict": "FAIL (1 of 1 card(s) failed)", "covers": "first run 2026-12-03T10:00:00Z, last run 2026-12-03T10:09:00Z (window: every run in the data)",
-		"sources": "eu=/srv/eu.jsonl, us=/srv/us.jsonl", "hosts": "probe-1, probe-2", "regions": "eu, us", "version": "streamprobe v1.2.3"} {
+		"sources": "eu=/srv/eu.jsonl, us=/srv/us.jsonl", "hosts": "probe-1, probe-2", "regions": "eu, us", "version": "v1.2.3"} {
 		if props[k] != v {
 			t.Errorf("junit property %s = %q, want %q", k, props[k], v)
 		}
@@ -60,7 +60,7 @@ target api
 		t.Fatal(err)
 	}
 	for _, want := range []string{`<b class="fail">FAIL (1 of 1 card(s) failed)</b>`, "<th>covers</th><td>first run 2026-12-03T10:00:00Z, last run 2026-12-03T10:09:00Z (window: every run in the data)</td>",
-		"<th>sources</th><td>eu=/srv/eu.jsonl, us=/srv/us.jsonl</td>", "<th>hosts</th><td>probe-1, probe-2</td>", "<th>regions</th><td>eu, us</td>", "<th>version</th><td>streamprobe v1.2.3</td>"} {
+		"<th>sources</th><td>eu=/srv/eu.jsonl, us=/srv/us.jsonl</td>", "<th>hosts</th><td>probe-1, probe-2</td>", "<th>regions</th><td>eu, us</td>", "<th>version</th><td>v1.2.3</td>"} {
 		if !strings.Contains(html.String(), want) {
 			t.Errorf("html lacks %q", want)
 		}

@@ -41,7 +41,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if !regexp.MustCompile(`<h1>streamprobe check</h1>\s*<p class="verdict" id="verdict"><b class="fail">FAIL \(1 of 2 target\(s\) failed\)</b></p>`).MatchString(dom) {
 		t.Errorf("no FAIL verdict at the top:\n%.1500s", dom)
 	}
-	for _, want := range []string{"<th>host</th><td>probe-1</td>", "<th>config</th><td>/etc/streamprobe/probe.toml</td>", "<th>version</th><td>streamprobe v1.2.3</td>",
+	for _, want := range []string{"<th>host</th><td>probe-1</td>", "<th>config</th><td>/etc/streamprobe/probe.toml</td>", "<th>version</th><td>v1.2.3</td>",
 		"Small samples (a note, not a verdict: the marks stand): short: p95 on 5 run(s), fewer than the 20 a p95 needs"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page lacks %q", want)

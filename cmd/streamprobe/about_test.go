@@ -65,7 +65,7 @@ tail = "20s"
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	head := fmt.Sprintf("streamprobe check: PASS (1 of 1 target(s) pass)\n  host:    probe-7\n  config:  %s\n  version: streamprobe %s\n\ntarget chat\n", cfg, version.String())
+	head := fmt.Sprintf("streamprobe check: PASS (1 of 1 target(s) pass)\n  host:    probe-7\n  config:  %s\n  version: %s\n\ntarget chat\n", cfg, version.String())
 	if !strings.HasPrefix(out, head) {
 		t.Errorf("text head:\n%s\nwant:\n%s", out, head)
 	}
@@ -74,12 +74,12 @@ tail = "20s"
 	}
 	props := junitProps(t, junit)
 	if len(props) != 1 || props[0]["verdict"] != "PASS (1 of 1 target(s) pass)" || props[0]["host"] != "probe-7" || props[0]["config"] != cfg ||
-		props[0]["version"] != "streamprobe "+version.String() || !strings.HasPrefix(props[0]["small_sample.short"], "p95 on 2 run(s)") {
+		props[0]["version"] != version.String() || !strings.HasPrefix(props[0]["small_sample.short"], "p95 on 2 run(s)") {
 		t.Errorf("junit properties %v", props)
 	}
 	html, _ := os.ReadFile(page)
 	for _, want := range []string{`<p class="verdict" id="verdict"><b class="pass">PASS (1 of 1 target(s) pass)</b></p>`, "<th>host</th><td>probe-7</td>",
-		"<th>config</th><td>" + cfg + "</td>", "<th>version</th><td>streamprobe " + version.String() + "</td>", "Small samples (a note, not a verdict"} {
+		"<th>config</th><td>" + cfg + "</td>", "<th>version</th><td>" + version.String() + "</td>", "Small samples (a note, not a verdict"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("html lacks %q", want)
 		}
@@ -128,13 +128,13 @@ func TestReportSaysWhatItCovers(t *testing.T) {
 	}
 	covers := "first run 2026-12-03T09:58:00Z, last run 2026-12-03T10:09:00Z (window: every run in the data)"
 	sources := "eu=" + eu + ", us=" + us + ", " + ap
-	head := fmt.Sprintf("streamprobe report: PASS (4 of 4 card(s) pass)\n  covers:  %s\n  sources: %s\n  hosts:   probe-ap-1\n  regions: ap, eu, us\n  version: streamprobe %s\n\n",
+	head := fmt.Sprintf("streamprobe report: PASS (4 of 4 card(s) pass)\n  covers:  %s\n  sources: %s\n  hosts:   probe-ap-1\n  regions: ap, eu, us\n  version: %s\n\n",
 		covers, sources, version.String())
 	if !strings.HasPrefix(out, head) {
 		t.Errorf("text head:\n%.600s\nwant:\n%s", out, head)
 	}
 	for i, props := range junitProps(t, junit) {
-		if props["covers"] != covers || props["sources"] != sources || props["hosts"] != "probe-ap-1" || props["regions"] != "ap, eu, us" || props["version"] != "streamprobe "+version.String() {
+		if props["covers"] != covers || props["sources"] != sources || props["hosts"] != "probe-ap-1" || props["regions"] != "ap, eu, us" || props["version"] != version.String() {
 			t.Errorf("junit suite %d properties %v", i, props)
 		}
 	}
