@@ -9,6 +9,8 @@
 package report
 
 import (
+	"maps"
+	"net/url"
 	"slices"
 	"time"
 
@@ -99,4 +101,54 @@ func order(cards []*scorecard.Card) {
 		}
 		return 0
 	})
+}
+
+// Seen is what a report's data held: the start times of its first and
+// last run (zero when the source cannot tell: VictoriaMetrics' buckets),
+// and the hosts and regions of its runs, by name.
+type Seen struct {
+	First, Last    time.Time
+	Hosts, Regions []string
+}
+
+// seen collects a Seen as runs are read.
+type seen struct {
+	first, last    time.Time
+	hosts, regions map[string]bool
+}
+
+func newSeen() seen { return seen{hosts: map[string]bool{}, regions: map[string]bool{}} }
+
+// add notes a run kept: its start (zero: unknown), host ("" none) and
+// region.
+func (s *seen) add(at time.Time, host, region string) {
+	if !at.IsZero() {
+		if s.first.IsZero() || at.Before(s.first) {
+			s.first = at
+		}
+		if at.After(s.last) {
+			s.last = at
+		}
+	}
+	if host != "" {
+		s.hosts[host] = true
+	}
+	if region != "" {
+		s.regions[region] = true
+	}
+}
+
+func (s *seen) result() Seen {
+	return Seen{First: s.first, Last: s.last, Hosts: slices.Sorted(maps.Keys(s.hosts)), Regions: slices.Sorted(maps.Keys(s.regions))}
+}
+
+// ShownURL is a URL as a report may show it: without its user
+// information (credentials), query or fragment.
+func ShownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }

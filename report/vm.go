@@ -179,10 +179,18 @@ func window(f Filter) (string, time.Time, error) {
 // target from every region's buckets summed, when there is more than one
 // region. The cards name the bucket resolution.
 func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Budget) ([]*scorecard.Card, error) {
+	cards, _, err := v.CardsSeen(ctx, f, budgets)
+	return cards, err
+}
+
+// CardsSeen is Cards, and the hosts and regions of the series read (the
+// buckets hold no run's start time: Seen's First and Last stay zero).
+func (v VM) CardsSeen(ctx context.Context, f Filter, budgets map[string]scorecard.Budget) ([]*scorecard.Card, Seen, error) {
 	w, until, err := window(f)
 	if err != nil {
-		return nil, err
+		return nil, Seen{}, err
 	}
+	seen := newSeen()
 	var each eachSeries = func(q string, fn func(region string, s series)) error {
 		res, err := v.query(ctx, fmt.Sprintf(q, w), until)
 		if err != nil {
@@ -196,6 +204,7 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 			if !f.keep(region, s.labels["target"]) || s.value <= 0 {
 				continue
 			}
+			seen.add(time.Time{}, bounded(s.labels["host"]), bounded(region))
 			fn(region, s)
 			fn("", s)
 		}
@@ -203,12 +212,12 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 	}
 	sums := &vmSums{classes: map[classKey]*vmClass{}, drills: map[drillKey]*vmDrill{}, flavours: map[cardKey]map[string]bool{}}
 	if err := sums.readHistograms(each); err != nil {
-		return nil, err
+		return nil, Seen{}, err
 	}
 	if err := sums.readCounters(each); err != nil {
-		return nil, err
+		return nil, Seen{}, err
 	}
-	return v.cards(sums, budgets), nil
+	return v.cards(sums, budgets), seen.result(), nil
 }
 
 // eachSeries runs a query over the window (its range a %s in q) and
@@ -264,7 +273,7 @@ func (s *vmSums) readCounters(each eachSeries) error {
 		query string
 		add   func(region string, sr series)
 	}{
-		{`sum by (region,target,sample,outcome) (increase_pure(streamprobe_runs_total{drill="none"}%s))`, func(region string, sr series) {
+		{`sum by (region,host,target,sample,outcome) (increase_pure(streamprobe_runs_total{drill="none"}%s))`, func(region string, sr series) {
 			class(region, sr).outcomes[sr.labels["outcome"]] += count(sr.value)
 		}},
 		{`sum by (region,target,sample) (increase_pure(streamprobe_stalled_runs_total{drill="none"}%s))`, func(region string, sr series) {
@@ -378,7 +387,7 @@ func (v VM) cards(sums *vmSums, budgets map[string]scorecard.Budget) []*scorecar
 		if len(cl) > 0 {
 			c.Resolution = resolution(sums.flavours[ck])
 		}
-		c.Source = "VictoriaMetrics " + v.URL
+		c.Source = "VictoriaMetrics " + ShownURL(v.URL)
 		if c.Fleet {
 			c.Source += fmt.Sprintf(", buckets of %d regions summed", len(regions))
 		}

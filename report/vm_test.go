@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,9 +116,14 @@ func TestVictoriaMetricsCards(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	now := time.Now()
-	cards, err := v.Cards(context.Background(), Filter{Since: now.Add(-time.Hour), Until: now.Add(2 * time.Second)}, budgets)
+	cards, seen, err := v.CardsSeen(context.Background(), Filter{Since: now.Add(-time.Hour), Until: now.Add(2 * time.Second)}, budgets)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The hosts and regions of the series read; the buckets hold no
+	// run's start time.
+	if !slices.Equal(seen.Hosts, []string{"eu-1", "us-1"}) || !slices.Equal(seen.Regions, []string{"eu", "us"}) || !seen.First.IsZero() {
+		t.Errorf("seen %+v, want hosts eu-1, us-1, regions eu, us, no first run", seen)
 	}
 	var names []string
 	for _, c := range cards {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
@@ -80,7 +81,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	pass := !interrupted && allPass(cards)
 	doc := map[string]any{"pass": pass, "interrupted": interrupted, "runs_per_sample": f.runs, "targets": cards}
-	return f.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe check", Generated: time.Now(), RunsPerSample: f.runs})
+	about := &scorecard.About{Command: "check", Version: version.String(), Host: cfg.Host, Config: f.config}
+	return f.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe check", Generated: time.Now(), RunsPerSample: f.runs,
+		Verdict: scorecard.Verdict(cards, pass, "target"), About: about})
 }
 
 // parseCheckFlags reads check's flags and checks them, and that the output
@@ -179,16 +182,17 @@ func (o *cardOutputs) flags(fs *flag.FlagSet, json, junit, html string) {
 // on stderr).
 func (o cardOutputs) write(stdout, stderr io.Writer, cards []*scorecard.Card, pass bool, doc map[string]any, page scorecard.Page) int {
 	if o.asJSON {
+		doc["verdict"], doc["about"] = page.Verdict, page.About
 		json.NewEncoder(stdout).Encode(doc)
 	} else {
 		color := isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && stdout == io.Writer(os.Stdout)
-		scorecard.WriteText(stdout, cards, color, page.RunsPerSample)
+		scorecard.WritePageText(stdout, page, cards, color)
 	}
 	for _, out := range []struct {
 		flag, path string
 		write      func(io.Writer) error
 	}{
-		{"-junit", o.junit, func(w io.Writer) error { return scorecard.WriteJUnitNamed(w, "streamprobe "+o.cmd, cards) }},
+		{"-junit", o.junit, func(w io.Writer) error { return scorecard.WriteJUnitPage(w, page, cards) }},
 		{"-html", o.html, func(w io.Writer) error { return scorecard.WritePage(w, page, cards) }},
 	} {
 		if out.path == "" {
