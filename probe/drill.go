@@ -34,8 +34,8 @@ const (
 	// still has: it resumed from it as from any id (the event after it
 	// came next). The drill's id was not stale; nothing is known of how
 	// the server answers a stale one.
-	VerdictNotStale Verdict = "not_stale"
-	VerdictNotSupported   Verdict = "not_supported"
+	VerdictNotStale     Verdict = "not_stale"
+	VerdictNotSupported Verdict = "not_supported"
 	// VerdictNotExercised: the stream ended before the drill could drop
 	// it; nothing was resumed, so nothing is known.
 	VerdictNotExercised Verdict = "not_exercised"
