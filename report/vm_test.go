@@ -210,7 +210,7 @@ func TestVictoriaMetricsErrors(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	_, err = VM{URL: "http://" + ln.Addr().String()}.Cards(context.Background(), Filter{}, nil)
-	if err == nil || err.Error() != "report: victoriametrics query: cannot parse query: bad" {
+	if err == nil || err.Error() != "victoriametrics query: cannot parse query: bad" {
 		t.Errorf("err %v", err)
 	}
 }
