@@ -76,7 +76,7 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 	if err := json.Unmarshal(body, &out); err != nil || out.Status != "success" {
 		msg := out.Error
 		if msg == "" {
-			msg = fmt.Sprintf("HTTP %d, not a query API answer", resp.StatusCode)
+			msg = fmt.Sprintf("HTTP %d, not a query API answer (is %s VictoriaMetrics, or vmselect's /select/0/prometheus?)", resp.StatusCode, v.shownURL())
 		}
 		return nil, fmt.Errorf("%w: %s", ErrQuery, oneLine(msg))
 	}
