@@ -148,6 +148,10 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.results = newResultsLog(resultsQueueLen, d.resultsLogFailed, d.resultsLogDropped)
 	if err := d.apply(cfg); err != nil {
 		d.results.close()
+		if d.Listener != nil { // the apply failed before it took it
+			d.Listener.Close()
+			d.Listener = nil
+		}
 		return err
 	}
 	d.Metrics.Reloaded(true, time.Now())

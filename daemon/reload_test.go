@@ -521,3 +521,26 @@ func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
 		t.Errorf("%d listening sockets before the reload that starts the built-in target, %d after, want one more", before, after)
 	}
 }
+
+// The command binds listen before it starts anything and hands the
+// listener over (Daemon.Listener): Run serves on it, and does not bind the
+// address again. Listen says a taken address once, with a hint.
+func TestRunServesOnTheListenerHandedOver(t *testing.T) {
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
+	defer srv.Close()
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if _, err := Listen(addr); err == nil || err.Error() != "listen "+addr+": address already in use (is another streamprobe running? or give listen another port)" {
+		t.Errorf("a taken address: %v", err)
+	}
+	d, _ := testDaemon(t, fmt.Sprintf("listen = %q\n", addr)+scheduleConf(srv.URL, "a", "1h"), nil)
+	d.Listener = ln
+	defer runDaemon(t, d, nil)()
+	waitFor(t, "/metrics on the listener handed over", 20*time.Second, func() bool {
+		m, err := scrape(addr)
+		return err == nil && strings.Contains(m, "streamprobe_build_info")
+	})
+}

@@ -103,8 +103,8 @@ SIGHUP reloads the config and applies all of it (targets, push, results_log
 reopened, listen, labels, budgets, max_concurrent, log.level) or, when
 it cannot, none of it: the old one keeps running. A reload starts no run
 of a job already scheduled: logrotate's reload only reopens the results
-log. SIGTERM or SIGINT
-stops scheduling, cancels the runs in flight, pushes once more and exits 0.
+log. SIGTERM or SIGINT stops scheduling, cancels the runs in flight,
+pushes once more and exits 0.
 
 Flags:
 `); !ok {
