@@ -374,7 +374,8 @@ func TestReloadAllOrNothing(t *testing.T) {
 	defer runDaemon(t, d, reload)()
 	waitFor(t, "the first push", 20*time.Second, func() bool { return pushA.count() > 0 })
 	// The results log's directory exists when the file is loaded (so the
-	// load's own check passes) and is gone when the reload applies it.
+	// load's own check passes) and is a file when the reload applies it
+	// (a missing one the reload would create).
 	gone := filepath.Join(t.TempDir(), "gone")
 	if err := os.Mkdir(gone, 0o755); err != nil {
 		t.Fatal(err)
@@ -384,7 +385,7 @@ func TestReloadAllOrNothing(t *testing.T) {
 		conf("r2", taken.Addr().String(), results, pushB.URL, "new"),
 	} {
 		nc := reloadConf(t, bad)
-		os.RemoveAll(gone)
+		notADir(t, gone)
 		reload <- nc
 		waitFor(t, "the refused reload in the log", 20*time.Second, func() bool {
 			return strings.Count(logs.String(), "reload failed; the old config keeps running") == i+1
@@ -414,6 +415,18 @@ func TestReloadAllOrNothing(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(results); strings.Contains(string(b), `"target":"new"`) {
 		t.Error("a job of a refused config ran")
+	}
+}
+
+// notADir puts a file where the directory dir was: a results log in it
+// can be neither opened nor its directory made.
+func notADir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -447,7 +460,7 @@ func listeningSockets(t *testing.T) int {
 
 // A refused reload of a config with a built-in target leaves no server
 // up: not when the reload fails on a taken listen address or a results log
-// directory that is gone (before the target would start), nor when it
+// directory that became a file (before the target would start), nor when it
 // fails after the target started (a bearer_file gone when the jobs read
 // it). A reload that applies does start it: the count sees it.
 func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
@@ -477,9 +490,10 @@ func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
 		undo       func() // after the load, before the apply
 	}{
 		{"listen address taken", withBuiltin(taken.Addr().String(), results), func() {}},
-		{"results log directory gone", withBuiltin(addr, filepath.Join(gone, "results.jsonl")), func() { os.RemoveAll(gone) }},
+		{"results log directory gone, a file in its place", withBuiltin(addr, filepath.Join(gone, "results.jsonl")), func() { notADir(t, gone) }},
 		{"bearer_file gone", withBuiltin(addr, results), func() { os.Remove(keyFile) }},
 	} {
+		os.RemoveAll(gone)
 		if err := os.MkdirAll(gone, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -506,4 +520,27 @@ func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
 	if after := listeningSockets(t); after != before+1 {
 		t.Errorf("%d listening sockets before the reload that starts the built-in target, %d after, want one more", before, after)
 	}
+}
+
+// The command binds listen before it starts anything and hands the
+// listener over (Daemon.Listener): Run serves on it, and does not bind the
+// address again. Listen says a taken address once, with a hint.
+func TestRunServesOnTheListenerHandedOver(t *testing.T) {
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
+	defer srv.Close()
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if _, err := Listen(addr); err == nil || err.Error() != "listen "+addr+": address already in use (is another streamprobe running? or give listen another port)" {
+		t.Errorf("a taken address: %v", err)
+	}
+	d, _ := testDaemon(t, fmt.Sprintf("listen = %q\n", addr)+scheduleConf(srv.URL, "a", "1h"), nil)
+	d.Listener = ln
+	defer runDaemon(t, d, nil)()
+	waitFor(t, "/metrics on the listener handed over", 20*time.Second, func() bool {
+		m, err := scrape(addr)
+		return err == nil && strings.Contains(m, "streamprobe_build_info")
+	})
 }

@@ -20,7 +20,8 @@ var DrillNames = []string{DrillDrop, DrillDuplicate, DrillStale}
 // Verdict is the result of a resume drill.
 type Verdict string
 
-// The verdicts. Pass, StaleOK and NotSupported are not failures.
+// The verdicts. Pass, StaleOK, NotStale and NotSupported are not
+// failures.
 const (
 	VerdictPass           Verdict = "pass"
 	VerdictDuplicate      Verdict = "duplicate"
@@ -29,7 +30,12 @@ const (
 	VerdictMismatch       Verdict = "mismatch"
 	VerdictUndefinedStale Verdict = "undefined_stale"
 	VerdictStaleOK        Verdict = "stale_ok"
-	VerdictNotSupported   Verdict = "not_supported"
+	// VerdictNotStale: the id the stale drill was given is one the server
+	// still has: it resumed from it as from any id (the event after it
+	// came next). The drill's id was not stale; nothing is known of how
+	// the server answers a stale one.
+	VerdictNotStale     Verdict = "not_stale"
+	VerdictNotSupported Verdict = "not_supported"
 	// VerdictNotExercised: the stream ended before the drill could drop
 	// it; nothing was resumed, so nothing is known.
 	VerdictNotExercised Verdict = "not_exercised"
@@ -317,6 +323,22 @@ func (c *resumeCheck) remember(id string, key, h uint64) {
 		c.texts[c.n%rewindIDs] = id
 	}
 	c.n++
+}
+
+// follows reports whether cursor is the id that comes right after sent:
+// the next one on the stream so far, or, for integer ids, sent+1.
+func (c *resumeCheck) follows(sent, cursor string) bool {
+	s, okS := c.seen[idHash(sent)]
+	n, okN := c.seen[idHash(cursor)]
+	if okS && okN {
+		return n.pos == s.pos+1
+	}
+	if c.opaque {
+		return false
+	}
+	a, errA := strconv.ParseInt(sent, 10, 64)
+	b, errB := strconv.ParseInt(cursor, 10, 64)
+	return errA == nil && errB == nil && a < b && b-a == 1
 }
 
 // idAt returns the id at position pos, if it is still known as text.

@@ -100,6 +100,13 @@ func TestDrillVerdicts(t *testing.T) {
 			verdict: VerdictUndefinedStale, chunks: 3, sent: DefaultStaleID, detail: "carried on from id 4 with no reset marker (live tail)"},
 		{name: "stale, evicted by the retention window", setup: func(s *refserver.Server) { s.Retention = 2 }, drill: Drill{Name: DrillStale, StaleID: "1"},
 			verdict: VerdictStaleOK, chunks: 3, sent: "1", stale: "error_event"},
+		// A given id the server still has is not stale: it resumes from it
+		// (id 2 follows 1) as it should, and the drill says so, no failure.
+		{name: "stale id inside the retention window: a normal resume", drill: Drill{Name: DrillStale, StaleID: "1"},
+			verdict: VerdictNotStale, chunks: 3, sent: "1", detail: "Last-Event-ID: 1 is not stale on this server: it resumed from it as from any id, with id 2 next"},
+		// ... but one it let go, answered with the live tail, is still the bug.
+		{name: "stale id evicted, answered with the live tail", schedule: gapAfter(3, time.Second), setup: func(s *refserver.Server) { s.Retention = 2; s.Stale = refserver.StaleLive },
+			drill: Drill{Name: DrillStale, StaleID: "1"}, verdict: VerdictUndefinedStale, chunks: 3, sent: "1", detail: "carried on from id 4 with no reset marker (live tail)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

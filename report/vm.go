@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamprobe/streamprobe/internal/neterr"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
@@ -54,7 +55,8 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrQuery, err)
+		// The cause, and where it was asked: not the encoded query.
+		return nil, fmt.Errorf("%w: %w (is VictoriaMetrics running at %s?)", ErrQuery, neterr.Cause(err), v.shownURL())
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
@@ -74,7 +76,7 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 	if err := json.Unmarshal(body, &out); err != nil || out.Status != "success" {
 		msg := out.Error
 		if msg == "" {
-			msg = fmt.Sprintf("HTTP %d, not a query API answer", resp.StatusCode)
+			msg = fmt.Sprintf("HTTP %d, not a query API answer (is %s VictoriaMetrics, or vmselect's /select/0/prometheus?)", resp.StatusCode, v.shownURL())
 		}
 		return nil, fmt.Errorf("%w: %s", ErrQuery, oneLine(msg))
 	}
@@ -88,6 +90,16 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 		res = append(res, series{r.Metric, f})
 	}
 	return res, nil
+}
+
+// shownURL is v.URL as an error names it: without user info.
+func (v VM) shownURL() string {
+	u, err := url.Parse(v.URL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	return u.String()
 }
 
 func oneLine(s string) string {

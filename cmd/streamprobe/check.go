@@ -19,7 +19,7 @@ import (
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 
-const checkUsage = `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-json] [-junit FILE] [-html FILE]
+const checkUsage = `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-q] [-json] [-junit FILE] [-html FILE]
 
 The acceptance check before a rollout: runs each configured sample N times
 per target (and each configured drill once), and prints a scorecard per
@@ -38,6 +38,7 @@ type checkFlags struct {
 	config     string
 	targets    listFlag
 	runs, conc int
+	quiet      bool
 	out        cardOutputs
 }
 
@@ -95,6 +96,7 @@ func parseCheckFlags(args []string, stdout, stderr io.Writer) (*checkFlags, int,
 	fs.Var(&f.targets, "target", "only this target (repeatable; default: every target)")
 	fs.IntVar(&f.runs, "runs", 20, "runs of each sample per target")
 	fs.IntVar(&f.conc, "concurrency", 4, "runs in flight at once")
+	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr (by default one line per target/sample as its runs finish; on a terminal one line kept up to date)")
 	f.out.flags(fs, "print one JSON summary instead of the tables", "also write JUnit XML to this file (one testcase per cell and per drill)",
 		"also write a self-contained HTML report with timelines to this file")
 	if code, ok := parseFlags(fs, args, stdout, stderr, checkUsage); !ok {
@@ -115,23 +117,17 @@ func parseCheckFlags(args []string, stdout, stderr io.Writer) (*checkFlags, int,
 }
 
 // measure runs the jobs of the selected targets, samples f.runs times
-// and drills once, with a progress line on a terminal; interrupted when
+// and drills once, saying how far it got on stderr (progress); interrupted when
 // ctx ended first, and then says so on stderr.
 func measure(ctx context.Context, f *checkFlags, all []jobs.Job, stderr io.Writer) (map[string][]scorecard.Run, bool) {
 	var todo []jobs.Job
-	total := 0
 	for _, j := range all {
 		if len(f.targets) > 0 && !slices.Contains(f.targets, j.Target.Name) {
 			continue
 		}
 		todo = append(todo, j)
-		if j.Drill.Name == "" {
-			total += f.runs
-		} else {
-			total++
-		}
 	}
-	progress := newProgress(stderr, total)
+	progress := newProgress(stderr, todo, f.runs, f.quiet)
 	results := runAll(ctx, todo, f.runs, f.conc, progress)
 	progress.done()
 	if ctx.Err() == nil {
@@ -141,7 +137,7 @@ func measure(ctx context.Context, f *checkFlags, all []jobs.Job, stderr io.Write
 	for _, rs := range results {
 		n += len(rs)
 	}
-	fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, total)
+	fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, progress.total)
 	return results, true
 }
 
@@ -240,11 +236,7 @@ func runAll(ctx context.Context, todo []jobs.Job, n, conc int, p *progress) map[
 	}
 	var tasks []task
 	for _, j := range todo {
-		k := n
-		if j.Drill.Name != "" {
-			k = 1
-		}
-		for range k {
+		for range runsOf(j, n) {
 			tasks = append(tasks, task{j})
 		}
 	}
@@ -272,41 +264,64 @@ func runAll(ctx context.Context, todo []jobs.Job, n, conc int, p *progress) map[
 			mu.Lock()
 			out[t.j.Target.Name] = append(out[t.j.Target.Name], run)
 			mu.Unlock()
-			p.add(res.Record)
+			p.add(t.j, res.Record)
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-// progress is the line a terminal shows while runs are in flight; silent
-// when stderr is not a terminal.
+// progress says on stderr what check is doing: on a terminal one line
+// kept up to date; otherwise (a CI log) one line per target/sample and
+// target/drill, when its runs are done. Silent with -q.
 type progress struct {
 	w            io.Writer
-	on           bool
+	term, quiet  bool
 	mu           sync.Mutex
 	total, n, ko int
+	want         map[string]int // runs a job has to make, by job name
+	got, failed  map[string]int
 }
 
-func newProgress(w io.Writer, total int) *progress {
+func newProgress(w io.Writer, todo []jobs.Job, runs int, quiet bool) *progress {
 	f, ok := w.(*os.File)
-	return &progress{w: w, total: total, on: ok && isTerminal(f)}
+	p := &progress{w: w, term: ok && isTerminal(f), quiet: quiet, want: map[string]int{}, got: map[string]int{}, failed: map[string]int{}}
+	for _, j := range todo {
+		p.want[j.Name] = runsOf(j, runs)
+		p.total += p.want[j.Name]
+	}
+	return p
 }
 
-func (p *progress) add(r probe.Record) {
+func (p *progress) add(j jobs.Job, r probe.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
+	p.got[j.Name]++
 	if !r.Passed() {
 		p.ko++
+		p.failed[j.Name]++
 	}
-	if p.on {
+	switch {
+	case p.quiet:
+	case p.term:
 		fmt.Fprintf(p.w, "\r%d/%d runs done, %d failed so far", p.n, p.total, p.ko)
+	case p.got[j.Name] == p.want[j.Name]:
+		fmt.Fprintf(p.w, "streamprobe check: %s: %d run(s), %d failed (%d/%d runs done)\n", shown(j.Name), p.want[j.Name], p.failed[j.Name], p.n, p.total)
 	}
 }
 
 func (p *progress) done() {
-	if p.on {
+	if p.term && !p.quiet {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
+}
+
+// runsOf is how many runs check makes of j: runs for a sample, one for a
+// drill.
+func runsOf(j jobs.Job, runs int) int {
+	if j.Drill.Name != "" {
+		return 1
+	}
+	return runs
 }
