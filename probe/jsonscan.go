@@ -767,32 +767,15 @@ type tokenCounts struct {
 // tokens reads the usage object field parent.name with the integer fields
 // names[0] (in) and names[1] (out).
 func (s *jscan) tokens(u *tokenCounts, parent, name string, names []string) bool {
-	st, ok := s.begin('{', parent, name, "an object")
-	if st == isNull {
-		*u = tokenCounts{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	u.set = true
 	p := path(parent, name)
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
+	return pointer(s, u, &u.set, parent, name, names, func(k int) bool {
+		if k == 0 {
+			_, ok := s.intField(&u.in, p, names[0])
 			return ok
 		}
-		switch match(key, names) {
-		case 0:
-			_, ok = s.intField(&u.in, p, names[0])
-		case 1:
-			_, ok = s.intField(&u.out, p, names[1])
-		default:
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+		_, ok := s.intField(&u.out, p, names[1])
+		return ok
+	})
 }
 
 // errorObject is an error object (a pointer field): its message.
@@ -805,26 +788,7 @@ var messageFields = []string{"message"}
 
 // errorField reads the error object field parent.name.
 func (s *jscan) errorField(e *errorObject, parent, name string) bool {
-	st, ok := s.begin('{', parent, name, "an object")
-	if st == isNull {
-		*e = errorObject{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	e.set = true
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		if match(key, messageFields) == 0 {
-			ok = s.strField(&e.message, path(parent, name), "message")
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+	return pointer(s, e, &e.set, parent, name, messageFields, func(int) bool {
+		return s.strField(&e.message, path(parent, name), "message")
+	})
 }
