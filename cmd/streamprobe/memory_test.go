@@ -17,7 +17,7 @@ import (
 )
 
 // maxOnceRSSKiB is the documented bound on the peak RSS of one `once` run,
-// whatever the server sends (README "Security and limits").
+// whatever the server sends (docs/how-it-works.md "Bounded memory").
 const maxOnceRSSKiB = 128 << 10
 
 // The peak RSS of the real binary stays bounded against a server that
