@@ -20,9 +20,7 @@ import (
 // password or the encoded credentials. The real binary runs, since Go
 // reads the proxy environment once per process.
 func TestOnceHidesProxyCredentials(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := buildBinary(t)
 	const user, pass = "probe", "proxy-pass-0123456789-secret"
 	var asked atomic.Int64
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -36,10 +34,6 @@ func TestOnceHidesProxyCredentials(t *testing.T) {
 		fmt.Fprintf(w, `{"error":{"message":"denied: %s %s; user %s, password %s"}}`, auth, dec, u, p)
 	}))
 	defer proxy.Close()
-	bin := filepath.Join(t.TempDir(), "streamprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !strings.HasSuffix(strings.ToUpper(k), "_PROXY") {
@@ -81,4 +75,18 @@ func TestOnceHidesProxyCredentials(t *testing.T) {
 	if n := asked.Load(); n < 2 {
 		t.Errorf("the proxy saw %d requests, want one per run", n)
 	}
+}
+
+// buildBinary builds streamprobe into a temporary folder and returns its
+// path; it skips the test under -short.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "streamprobe")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
 }
