@@ -72,7 +72,7 @@ func TestPushErrorBodyInEveryEncoding(t *testing.T) {
 				if strings.Contains(s, token) {
 					t.Errorf("%s shows the token", where)
 				}
-				if strings.ContainsAny(s, "\x1b\x07\r\x9b") || where == "kept error" && strings.Contains(s, "\n") {
+				if strings.ContainsAny(s, "\x1b\x07\r\u009b") || where == "kept error" && strings.Contains(s, "\n") {
 					t.Errorf("%s holds a raw control character: %.300q", where, s)
 				}
 			}

@@ -204,7 +204,7 @@ func TestShortBadTrailerIsGated(t *testing.T) {
 			_, err = st.Next()
 		}
 		mustBeGated(t, name, err)
-		if msg := err.Error(); strings.ContainsAny(msg, "\x07\x1b\r\x9b") {
+		if msg := err.Error(); strings.ContainsAny(msg, "\x07\x1b\r\u009b") {
 			t.Errorf("%s: the error holds a terminal control: %q", name, msg)
 		}
 		if !errors.Is(err, ErrReset) {
