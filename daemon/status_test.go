@@ -177,7 +177,8 @@ gap = "60s"
 		}
 	}
 	png := chromiumtest.Screenshot(t, "http://"+addr+"/", 1100, 1300, 10000)
-	// STATUS_PAGE_SHOT=../docs/status-page.png refreshes the README's.
+	// STATUS_PAGE_SHOT=../docs/status-page.png refreshes the shot in
+	// docs/metrics-and-alerts.md "The status page".
 	if out := os.Getenv("STATUS_PAGE_SHOT"); out != "" {
 		if err := os.WriteFile(out, png, 0o644); err != nil {
 			t.Fatal(err)

@@ -69,7 +69,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
-			return run([]string{args[1], "-h"}, stdout, stderr)
+			switch args[1] {
+			case "help", "-h", "-help", "--help":
+				// help -h, help help: the usage below, not help again.
+			default:
+				return run([]string{args[1], "-h"}, stdout, stderr)
+			}
 		}
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,20 +16,14 @@ import (
 )
 
 // maxOnceRSSKiB is the documented bound on the peak RSS of one `once` run,
-// whatever the server sends (README "Security and limits").
+// whatever the server sends (docs/how-it-works.md "Bounded memory").
 const maxOnceRSSKiB = 128 << 10
 
 // The peak RSS of the real binary stays bounded against a server that
 // sends 10M tiny events, and against a gzip bomb that expands to 15M: the
 // run stops at max_chunks with a clear protocol_error.
 func TestOnceMemoryIsBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "streamprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	tiny := func(w io.Writer, n int) {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		for i := 0; i < n; i++ {
