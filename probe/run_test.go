@@ -111,7 +111,10 @@ func runProbe(t *testing.T, tg Target, sample string, timeout time.Duration) Res
 	}
 	c := NewClient(tg) // as the daemon builds it: TLS settings, fresh connections
 	t.Cleanup(c.HTTP.CloseIdleConnections)
-	return Run(ctx, tg, Options{Sample: s, Client: c})
+	// Timeout named, as the daemon's jobs do: read back from ctx's
+	// deadline, it is what is left of it when Run starts (990ms of 1s once
+	// the steps above took over 5 ms on a busy machine).
+	return Run(ctx, tg, Options{Sample: s, Client: c, Timeout: timeout})
 }
 
 // closedConn waits for the server to finish connection i and returns its
