@@ -282,7 +282,7 @@ func TestPushErrorWrapsItsCause(t *testing.T) {
 			u.User = url.UserPassword("pushuser-name", "url-password-s3cret")
 			d, _ := testDaemon(t, fmt.Sprintf("[push]\nurl = %q\ninterval = \"30s\"\ntimeout = \"5s\"\n[[target]]\nname = \"t\"\nurl = \"http://127.0.0.1:1\"\n", u.String()), nil)
 			t.Cleanup(d.pushTransport().CloseIdleConnections)
-			err := d.sendPush(context.Background(), d.pushConfig(), "")
+			err := d.sendPush(context.Background(), d.pushConfig(), "", nil)
 			if err == nil {
 				t.Fatal("the push succeeded")
 			}
