@@ -288,7 +288,10 @@ func TestFaultOutcomes(t *testing.T) {
 	}{
 		{name: "HTTP 500", setup: func(s *refserver.Server) { s.Status = 500 }, want: UpstreamError, status: 500,
 			errHas: []string{"500", "Internal Server Error", "injected status"}},
-		{name: "not text/event-stream", setup: func(s *refserver.Server) { s.ContentType = "text/html" }, want: ProtocolError, status: 200,
+		// The first event goes out with the headers, well inside the
+		// client's 250 ms wait for an error body's first bytes.
+		{name: "not text/event-stream", setup: func(s *refserver.Server) { s.ContentType = "text/html" }, steps: refserver.Events(refserver.Ms(0, 20, 30), 40*time.Millisecond),
+			want: ProtocolError, status: 200,
 			errHas: []string{"not text/event-stream", `"text/html"`, "id: 1"}},
 		// Long enough for the headers to come first on a busy machine.
 		{name: "headers then nothing", setup: func(s *refserver.Server) { s.Hold = true }, steps: []refserver.Step{}, want: Timeout, status: 200,
