@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -283,6 +284,21 @@ func TestShownURL(t *testing.T) {
 	} {
 		if got := ShownURL(in); got != want {
 			t.Errorf("ShownURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A query error names the VictoriaMetrics URL as ShownURL does: no user,
+// password or query parameter (a token there) in the message.
+func TestQueryErrorShowsNoCredentials(t *testing.T) {
+	v := VM{URL: "http://user:pw@127.0.0.1:1/?tok=abc"}
+	_, err := v.query(context.Background(), "up", time.Now())
+	if err == nil {
+		t.Fatal("no error from a closed port")
+	}
+	for _, s := range []string{"tok", "abc", "pw", "user"} {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("error shows %q: %v", s, err)
 		}
 	}
 }

@@ -93,14 +93,7 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 }
 
 // shownURL is v.URL as an error names it: without user info.
-func (v VM) shownURL() string {
-	u, err := url.Parse(v.URL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	return u.String()
-}
+func (v VM) shownURL() string { return ShownURL(v.URL) }
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
