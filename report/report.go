@@ -10,11 +10,11 @@ package report
 
 import (
 	"maps"
-	"net/url"
 	"slices"
 	"time"
 
 	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 
@@ -143,12 +143,5 @@ func (s *seen) result() Seen {
 }
 
 // ShownURL is a URL as a report may show it: without its user
-// information (credentials), query or fragment.
-func ShownURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
-}
+// information (credentials), query or fragment (resumeclient.RedactURL).
+func ShownURL(raw string) string { return resumeclient.RedactURL(raw) }
