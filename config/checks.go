@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -34,7 +35,7 @@ func (c *Config) validateHost() error {
 		}
 	}
 	if c.ResultsLog != "" {
-		if err := Writable(c.ResultsLog); err != nil {
+		if err := WritableLog(c.ResultsLog); err != nil {
 			return c.errAt("results_log", "%v", err)
 		}
 	}
@@ -84,6 +85,45 @@ func Writable(path string) error {
 	}
 	if syscall.Access(dir, 2|1 /* W_OK|X_OK */) != nil {
 		return fmt.Errorf("directory %s is not writable: %s cannot be created", dir, filepath.Base(path))
+	}
+	return nil
+}
+
+// LogDirMode is the mode of a results log directory that run creates.
+const LogDirMode = 0o750
+
+// WritableLog is Writable for the results log, whose directory run creates
+// when it is missing (MakeLogDir): a missing directory is fine when this
+// user can create it; when it cannot, the error names the directory to
+// create, and how.
+func WritableLog(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return Writable(path)
+	}
+	parent := filepath.Dir(dir)
+	for parent != filepath.Dir(parent) {
+		if _, err := os.Stat(parent); err == nil {
+			break
+		}
+		parent = filepath.Dir(parent)
+	}
+	if fi, err := os.Stat(parent); err == nil && fi.IsDir() && syscall.Access(parent, 2|1 /* W_OK|X_OK */) == nil {
+		return nil // run creates it
+	}
+	who := strconv.Itoa(os.Getuid())
+	if u, err := user.Current(); err == nil {
+		who = u.Username
+	}
+	return fmt.Errorf("directory %s does not exist and user %s cannot create it in %s: create it with install -d -m 0750 -o %s %s", dir, who, parent, who, dir)
+}
+
+// MakeLogDir creates the results log's directory (LogDirMode) when it is
+// missing.
+func MakeLogDir(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, LogDirMode); err != nil {
+		return fmt.Errorf("cannot create directory %s: %v", dir, unwrapPath(err))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,11 @@ type Daemon struct {
 	// Reloaded, when set, is called with each config a reload applied
 	// (the command uses it for the log level).
 	Reloaded func(*config.Config)
+	// Listener, when set, is the config's listen address already bound
+	// (Listen): the command binds it before it starts anything, so a
+	// taken port stops it before the built-in target or a schedule starts.
+	// Run serves on it; nil means Run binds the address itself.
+	Listener net.Listener
 
 	life lifecycle // Run's contexts, phase and waits (this file)
 	cur  current   // the config in force and its scheduler (reload.go)
@@ -142,6 +148,10 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	d.results = newResultsLog(resultsQueueLen, d.resultsLogFailed, d.resultsLogDropped)
 	if err := d.apply(cfg); err != nil {
 		d.results.close()
+		if d.Listener != nil { // the apply failed before it took it
+			d.Listener.Close()
+			d.Listener = nil
+		}
 		return err
 	}
 	d.Metrics.Reloaded(true, time.Now())

@@ -26,8 +26,8 @@ import (
 // holds the true quantile, so it is within this factor of it.
 var bucketRatio = math.Pow(10, 1.0/18)
 
-// rawQuantile is check's percentile of vals (raw values, the README's
-// index rule), or false when there are none.
+// rawQuantile is check's percentile of vals (raw values, the index rule
+// of docs/how-it-works.md "The reduction"), or false when there are none.
 func rawQuantile(vals []float64, q float64) (float64, bool) {
 	s := slices.Clone(vals)
 	slices.Sort(s)

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"time"
 
@@ -18,37 +17,8 @@ const DeadlineGrace = jobs.DeadlineGrace
 const PushFailWindow = 5
 
 // Version is the binary's version for /healthz and streamprobe_build_info:
-// internal/version's (set with -ldflags -X at release, or the module
-// version), else the VCS revision the build embedded (12 hex digits,
-// "+dirty" when the tree had changes), else "dev".
-func Version() string {
-	if v := version.String(); v != "dev" {
-		return v
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "dev"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "+dirty"
-	}
-	return rev
-}
+// internal/version's, the one --version prints.
+func Version() string { return version.String() }
 
 // health is what /healthz answers: the reasons the daemon is unhealthy
 // (none: healthy), and the push times.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +167,26 @@ timeout = "10s"
 	d.ReloadFailed(errors.New("probe.toml:3: target[0].evrey: unknown key"))
 	if h := d.health(time.Now()); h.Status != "unhealthy" || len(h.Reasons) != 1 || !strings.Contains(h.Reasons[0], "the last reload was refused, the old config keeps running: probe.toml:3") {
 		t.Errorf("after a refused reload: %+v", h)
+	}
+	// The status page says what /healthz says, with the reason, and each
+	// job's next run as its scheduler has it: the yearly drill's is next
+	// New Year at midnight (local time, the cron's), the interval job's
+	// within its minute.
+	rec := httptest.NewRecorder()
+	d.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	page := rec.Body.String()
+	if !strings.Contains(page, `<span id="health" class="fail">unhealthy</span>: <span class="err">the last reload was refused, the old config keeps running: probe.toml:3`) ||
+		!strings.Contains(page, "a reload was refused at ") {
+		t.Errorf("the status page does not say the daemon is unhealthy and why:\n%.3000s", page)
+	}
+	newYear := time.Date(time.Now().Year()+1, 1, 1, 0, 0, 0, 0, time.Local).UTC().Format(time.RFC3339)
+	if !strings.Contains(page, "next run "+newYear) {
+		t.Errorf("the drill's next run %s is not on the page:\n%.3000s", newYear, page)
+	}
+	if m := regexp.MustCompile(`(?s)data-drill="none".*?next run [0-9TZ:-]+ \(in ([0-9hms]+)\)`).FindStringSubmatch(page); m == nil {
+		t.Errorf("the interval job's next run is not on the page:\n%.3000s", page)
+	} else if in, err := time.ParseDuration(m[1]); err != nil || in > 61*time.Second {
+		t.Errorf("the interval job's next run is in %s, more than its minute", m[1])
 	}
 }
 

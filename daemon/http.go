@@ -3,9 +3,14 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/neterr"
 )
 
 // listenerShutdown bounds the wait for a listener's requests in flight
@@ -17,6 +22,22 @@ const listenerShutdown = 2 * time.Second
 type listener struct {
 	addr string       // the listen address in force; "" none
 	srv  *http.Server // serving addr; nil when none
+}
+
+// Listen binds the listen address, with an error an operator can act on:
+// the address once, the cause without the socket call's wrapping, and for
+// a port in use the likely why ("listen 127.0.0.1:9464: address already
+// in use (is another streamprobe running? ...)").
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	err = neterr.Cause(err)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("listen %s: address already in use (is another streamprobe running? or give listen another port)", addr)
+	}
+	return nil, fmt.Errorf("listen %s: %v", addr, err)
 }
 
 // relisten moves the server to addr, served on ln (nil: addr is ""):

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"sort"
 	"strings"
@@ -37,6 +38,10 @@ type Metrics struct {
 	budgets map[string]bool  // names of the budget gauges
 	budget  config.BudgetMap // the budgets in force, for the over-budget counters
 	host    hostSeries
+	// push is where the series go: the push settings of the config
+	// whose labels they carry, changed with them (Reconfigure) and taken
+	// with them (forPush).
+	push config.Push
 }
 
 // hostSeries are the series with the base labels only.
@@ -86,23 +91,7 @@ func (m *Metrics) Reconfigure(c *config.Config, jobs []jobs.Job) {
 	defer m.mu.Unlock()
 	base, prom := baseLabels(c), c.Push.Histograms == "prometheus"
 	if m.jobs == nil || base != m.base || prom != m.prom {
-		m.Set.UnregisterAllMetrics()
-		m.base, m.prom = base, prom
-		m.jobs, m.gone, m.budgets = map[string]*jobSeries{}, map[string]bool{}, map[string]bool{}
-		b := "{" + m.base + "}"
-		m.host = hostSeries{
-			pushErrors:          m.Set.NewCounter("streamprobe_push_errors_total" + b),
-			resultsLogErrors:    m.Set.NewCounter("streamprobe_results_log_errors_total" + b),
-			resultsLogDropped:   m.Set.NewCounter("streamprobe_results_log_dropped_total" + b),
-			cancelledByShutdown: m.Set.NewCounter("streamprobe_runs_cancelled_by_shutdown_total" + b),
-			due:                 m.Set.NewCounter("streamprobe_runs_due_total" + b),
-			delayed:             m.Set.NewCounter("streamprobe_runs_delayed_total" + b),
-			lag:                 m.histogram("streamprobe_schedule_lag_seconds", m.base),
-			reloadOK:            m.Set.NewGauge("streamprobe_config_last_reload_successful"+b, nil),
-			reloadAt:            m.Set.NewGauge("streamprobe_config_last_reload_success_timestamp_seconds"+b, nil),
-			buildInfo:           m.Set.NewGauge(fmt.Sprintf("streamprobe_build_info{%s,version=%q,goversion=%q}", m.base, Version(), runtime.Version()), nil),
-		}
-		m.host.buildInfo.Set(1)
+		m.remakeLocked(base, prom)
 	}
 	if jobs != nil {
 		keep := map[string]bool{}
@@ -131,6 +120,63 @@ func (m *Metrics) Reconfigure(c *config.Config, jobs []jobs.Job) {
 		}
 	}
 	m.setBudgetsLocked(c)
+	m.push = c.Push
+}
+
+// forPush writes the set in the Prometheus text format to w and returns
+// the push settings to send it with, under the one lock Reconfigure holds:
+// a push racing a reload sends the series of one config to that config's
+// endpoint, never the old labels (or a removed job) to the new URL nor the
+// new labels to the old one. Without a push URL it writes nothing.
+func (m *Metrics) forPush(w io.Writer) config.Push {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.push.URL.URL != nil {
+		m.Set.WritePrometheus(w)
+	}
+	return m.push
+}
+
+// remakeLocked drops every series and makes the host series again with
+// the base labels base and the histogram flavour prom; the job series are
+// made again by Reconfigure (the jobs it keeps) or on first use.
+func (m *Metrics) remakeLocked(base string, prom bool) {
+	// Every job of the old series is gone until Reconfigure finds it in
+	// the new jobs: a run of a removed job still in flight from before
+	// the reload, or one its retiring scheduler fires, must not make the
+	// job's series again, now with the new labels.
+	gone := map[string]bool{}
+	for key := range m.gone {
+		gone[key] = true
+	}
+	for key := range m.jobs {
+		gone[key] = true
+	}
+	m.Set.UnregisterAllMetrics()
+	m.base, m.prom = base, prom
+	m.jobs, m.gone, m.budgets = map[string]*jobSeries{}, gone, map[string]bool{}
+	b := "{" + m.base + "}"
+	prev := m.host
+	m.host = hostSeries{
+		pushErrors:          m.Set.NewCounter("streamprobe_push_errors_total" + b),
+		resultsLogErrors:    m.Set.NewCounter("streamprobe_results_log_errors_total" + b),
+		resultsLogDropped:   m.Set.NewCounter("streamprobe_results_log_dropped_total" + b),
+		cancelledByShutdown: m.Set.NewCounter("streamprobe_runs_cancelled_by_shutdown_total" + b),
+		due:                 m.Set.NewCounter("streamprobe_runs_due_total" + b),
+		delayed:             m.Set.NewCounter("streamprobe_runs_delayed_total" + b),
+		lag:                 m.histogram("streamprobe_schedule_lag_seconds", m.base),
+		reloadOK:            m.Set.NewGauge("streamprobe_config_last_reload_successful"+b, nil),
+		reloadAt:            m.Set.NewGauge("streamprobe_config_last_reload_success_timestamp_seconds"+b, nil),
+		buildInfo:           m.Set.NewGauge(fmt.Sprintf("streamprobe_build_info{%s,version=%q,goversion=%q}", m.base, Version(), runtime.Version()), nil),
+	}
+	m.host.buildInfo.Set(1)
+	if prev.reloadOK != nil {
+		// The last reload's outcome and time are the daemon's, not
+		// the labels': the new series start from them, so that no
+		// scrape or push between here and Reloaded says 0.
+		m.host.reloadOK.Set(prev.reloadOK.Get())
+		m.host.reloadAt.Set(prev.reloadAt.Get())
+	}
 }
 
 func seriesKey(target, sample, drill string) string { return target + "\x00" + sample + "\x00" + drill }

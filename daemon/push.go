@@ -77,7 +77,8 @@ func (d *Daemon) pushConfig() config.Push { return d.config().Push }
 
 // pushLoop pushes the set every interval. A push runs apart from the
 // probes: a slow or dead endpoint never delays a run. A reload's new
-// interval takes effect at once; its URL at the next push.
+// interval takes effect at once; its URL, headers and labels at the next
+// push, together (Metrics.forPush).
 func (d *Daemon) pushLoop(ctx context.Context) {
 	every := d.pushConfig().Interval.Duration
 	t := time.NewTicker(every)
@@ -100,7 +101,8 @@ func (d *Daemon) pushLoop(ctx context.Context) {
 // push sends the set once (sendPush). Counters and buckets are
 // cumulative, so a failed push loses nothing: the next one carries it.
 func (d *Daemon) push(ctx context.Context) {
-	p := d.pushConfig()
+	var raw bytes.Buffer
+	p := d.Metrics.forPush(&raw)
 	if p.URL.URL == nil {
 		return
 	}
@@ -109,7 +111,7 @@ func (d *Daemon) push(ctx context.Context) {
 		d.Log.Error("push: authorization", "err", err)
 		auth = ""
 	}
-	err = d.sendPush(ctx, p, auth)
+	err = d.sendPush(ctx, p, auth, raw.Bytes())
 	if errors.Is(err, errPushCancelled) {
 		return
 	}
@@ -164,17 +166,16 @@ func clientFailure(where string, secrets []string, err error) error {
 	return pushFailure(where, secrets, err, "%v", ue.Err)
 }
 
-// sendPush writes the set in the Prometheus text format, gzipped, and
+// sendPush gzips set (the metrics in the Prometheus text format) and
 // POSTs it to p.URL with p's headers and auth as its Authorization. It
 // follows no redirect to another host or scheme. A failure is a
 // *pushError: its text is bounded (pushErrMax) and scrubbed of auth, its
 // token, every header value and the URL's credentials, and names the URL
 // without its user info.
-func (d *Daemon) sendPush(ctx context.Context, p config.Push, auth string) error {
-	var raw, body bytes.Buffer
-	d.Metrics.Set.WritePrometheus(&raw)
+func (d *Daemon) sendPush(ctx context.Context, p config.Push, auth string, set []byte) error {
+	var body bytes.Buffer
 	zw := gzip.NewWriter(&body)
-	zw.Write(raw.Bytes()) // a bytes.Buffer does not fail
+	zw.Write(set) // a bytes.Buffer does not fail
 	zw.Close()
 
 	where := shownURL(p.URL.URL)

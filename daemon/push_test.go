@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -137,6 +138,9 @@ func TestPushErrorNeverShowsSecrets(t *testing.T) {
 			waitFor(t, "a failed push", 30*time.Second, func() bool { return lastPushErr(d) != "" })
 			t.Logf("kept: %s", lastPushErr(d))
 			shown := map[string]string{"log": logs.String(), "/healthz": get(t, addr, "/healthz"), "/": get(t, addr, "/")}
+			if !regexp.MustCompile(`<span id="push">Last push \d{4}-\d\d-\d\dT[0-9:]+Z <span class="fail">failed</span>: <span class="err">[^<]*401`).MatchString(shown["/"]) {
+				t.Errorf("the status page does not say when the last push failed and why:\n%.2000s", shown["/"])
+			}
 			for where, text := range shown {
 				if !strings.Contains(text, "401") || !strings.Contains(text, "denied") {
 					t.Errorf("%s does not show the push failure: %.500s", where, text)
@@ -278,7 +282,7 @@ func TestPushErrorWrapsItsCause(t *testing.T) {
 			u.User = url.UserPassword("pushuser-name", "url-password-s3cret")
 			d, _ := testDaemon(t, fmt.Sprintf("[push]\nurl = %q\ninterval = \"30s\"\ntimeout = \"5s\"\n[[target]]\nname = \"t\"\nurl = \"http://127.0.0.1:1\"\n", u.String()), nil)
 			t.Cleanup(d.pushTransport().CloseIdleConnections)
-			err := d.sendPush(context.Background(), d.pushConfig(), "")
+			err := d.sendPush(context.Background(), d.pushConfig(), "", nil)
 			if err == nil {
 				t.Fatal("the push succeeded")
 			}

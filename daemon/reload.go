@@ -143,14 +143,19 @@ func (d *Daemon) stage(cfg *config.Config) (*staged, error) {
 func (d *Daemon) prepare(st *staged) (err error) {
 	cfg := st.cfg
 	if cfg.ResultsLog != "" {
+		if err := config.MakeLogDir(cfg.ResultsLog); err != nil {
+			return fmt.Errorf("results_log: %w", err)
+		}
 		if st.results, err = os.OpenFile(cfg.ResultsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640); err != nil {
 			return fmt.Errorf("results_log: %w", err)
 		}
 	}
 	st.relisten = cfg.Listen != d.web.addr
 	if st.relisten && cfg.Listen != "" {
-		if st.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+		if st.ln, d.Listener = d.Listener, nil; st.ln == nil {
+			if st.ln, err = Listen(cfg.Listen); err != nil {
+				return err
+			}
 		}
 	}
 	builtinURL := ""

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -110,6 +111,21 @@ func grepLineWith(s, prefix, sub string) string {
 		}
 	}
 	return ""
+}
+
+// linesWith is the lines of s that contain any of subs, for a failure
+// to show.
+func linesWith(s string, subs ...string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		for _, sub := range subs {
+			if strings.Contains(l, sub) {
+				b.WriteString(l + "\n")
+				break
+			}
+		}
+	}
+	return b.String()
 }
 
 // runDaemon runs d in the background, its reloads from reload; the
@@ -244,13 +260,11 @@ func (p *pushSink) count() int {
 	return len(p.bodies)
 }
 
-func (p *pushSink) last() string {
+// all is every body received so far, in order.
+func (p *pushSink) all() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.bodies) == 0 {
-		return ""
-	}
-	return p.bodies[len(p.bodies)-1]
+	return append([]string(nil), p.bodies...)
 }
 
 func scrape(addr string) (string, error) {
@@ -291,6 +305,8 @@ func TestReloadAppliesTheWholeConfig(t *testing.T) {
 	confB := fmt.Sprintf("region = \"r2\"\nlisten = %q\nresults_log = %q\n[labels]\nenv = \"b\"\n[push]\nurl = %q\ninterval = \"1s\"\ntimeout = \"1s\"\n[budget.long]\ntfc = \"1500ms\"\n",
 		addrB, results, pushB.URL) + target("keep")
 	d, logs := testDaemon(t, confA, nil)
+	reloaded := make(chan struct{}, 1)
+	d.Reloaded = func(*config.Config) { reloaded <- struct{}{} }
 	reload := make(chan *config.Config)
 	defer runDaemon(t, d, reload)()
 	waitFor(t, `runs of "gone" on /metrics`, 20*time.Second, func() bool {
@@ -304,22 +320,35 @@ func TestReloadAppliesTheWholeConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	reload <- reloadConf(t, confB)
+	select {
+	case <-reloaded: // the reload is applied whole, its gauges set
+	case <-time.After(20 * time.Second):
+		t.Fatal("the reload did not complete in 20s")
+	}
 
 	// The push goes to the new URL, at the new interval (the old one
-	// was an hour), with the new labels and without the removed target.
-	waitFor(t, "a push to the new URL", 20*time.Second, func() bool { return pushB.count() > 0 })
-	body := pushB.last()
-	for _, want := range []string{`region="r2"`, `env="b"`, `target="keep"`, `streamprobe_budget_seconds{region="r2",host=`,
-		`sample="long",metric="tfc"} 1.5`, `streamprobe_config_last_reload_successful{region="r2",`} {
-		if !strings.Contains(body, want) {
-			t.Errorf("push after the reload lacks %s", want)
+	// was an hour), with the new labels and without the removed target:
+	// every push to it, a run of "gone" in flight across the reload
+	// notwithstanding. A push that arrived after the reload completed
+	// may have been made before (one is in flight at a time): the one
+	// after it was made after, and carries the reload's time.
+	n := pushB.count()
+	waitFor(t, "a push to the new URL made after the reload completed", 20*time.Second, func() bool { return pushB.count() >= n+2 })
+	bodies := pushB.all()
+	for i, body := range bodies {
+		for _, want := range []string{`region="r2"`, `env="b"`, `target="keep"`, `streamprobe_budget_seconds{region="r2",host=`,
+			`sample="long",metric="tfc"} 1.5`, `streamprobe_config_last_reload_successful{region="r2",`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("push %d after the reload lacks %s", i, want)
+			}
+		}
+		for _, gone := range []string{`region="r1"`, `env="a"`, `target="gone"`, `sample="short",metric="tfc"`} {
+			if strings.Contains(body, gone) {
+				t.Errorf("push %d after the reload still has %s:\n%s", i, gone, linesWith(body, gone))
+			}
 		}
 	}
-	for _, gone := range []string{`region="r1"`, `env="a"`, `target="gone"`, `sample="short",metric="tfc"`} {
-		if strings.Contains(body, gone) {
-			t.Errorf("push after the reload still has %s", gone)
-		}
-	}
+	body := bodies[n+1]
 	if n := pushA.count(); n != 0 {
 		t.Errorf("%d pushes went to the old URL", n)
 	}
@@ -374,7 +403,8 @@ func TestReloadAllOrNothing(t *testing.T) {
 	defer runDaemon(t, d, reload)()
 	waitFor(t, "the first push", 20*time.Second, func() bool { return pushA.count() > 0 })
 	// The results log's directory exists when the file is loaded (so the
-	// load's own check passes) and is gone when the reload applies it.
+	// load's own check passes) and is a file when the reload applies it
+	// (a missing one the reload would create).
 	gone := filepath.Join(t.TempDir(), "gone")
 	if err := os.Mkdir(gone, 0o755); err != nil {
 		t.Fatal(err)
@@ -384,7 +414,7 @@ func TestReloadAllOrNothing(t *testing.T) {
 		conf("r2", taken.Addr().String(), results, pushB.URL, "new"),
 	} {
 		nc := reloadConf(t, bad)
-		os.RemoveAll(gone)
+		notADir(t, gone)
 		reload <- nc
 		waitFor(t, "the refused reload in the log", 20*time.Second, func() bool {
 			return strings.Count(logs.String(), "reload failed; the old config keeps running") == i+1
@@ -414,6 +444,18 @@ func TestReloadAllOrNothing(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(results); strings.Contains(string(b), `"target":"new"`) {
 		t.Error("a job of a refused config ran")
+	}
+}
+
+// notADir puts a file where the directory dir was: a results log in it
+// can be neither opened nor its directory made.
+func notADir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -447,7 +489,7 @@ func listeningSockets(t *testing.T) int {
 
 // A refused reload of a config with a built-in target leaves no server
 // up: not when the reload fails on a taken listen address or a results log
-// directory that is gone (before the target would start), nor when it
+// directory that became a file (before the target would start), nor when it
 // fails after the target started (a bearer_file gone when the jobs read
 // it). A reload that applies does start it: the count sees it.
 func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
@@ -477,9 +519,10 @@ func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
 		undo       func() // after the load, before the apply
 	}{
 		{"listen address taken", withBuiltin(taken.Addr().String(), results), func() {}},
-		{"results log directory gone", withBuiltin(addr, filepath.Join(gone, "results.jsonl")), func() { os.RemoveAll(gone) }},
+		{"results log directory gone, a file in its place", withBuiltin(addr, filepath.Join(gone, "results.jsonl")), func() { notADir(t, gone) }},
 		{"bearer_file gone", withBuiltin(addr, results), func() { os.Remove(keyFile) }},
 	} {
+		os.RemoveAll(gone)
 		if err := os.MkdirAll(gone, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -505,5 +548,69 @@ func TestRefusedReloadLeavesNoBuiltinTarget(t *testing.T) {
 	waitFor(t, "the built-in target of an applied reload", 20*time.Second, func() bool { return runsOf(d, "ref") > 0 })
 	if after := listeningSockets(t); after != before+1 {
 		t.Errorf("%d listening sockets before the reload that starts the built-in target, %d after, want one more", before, after)
+	}
+}
+
+// The command binds listen before it starts anything and hands the
+// listener over (Daemon.Listener): Run serves on it, and does not bind the
+// address again. Listen says a taken address once, with a hint.
+func TestRunServesOnTheListenerHandedOver(t *testing.T) {
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
+	defer srv.Close()
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if _, err := Listen(addr); err == nil || err.Error() != "listen "+addr+": address already in use (is another streamprobe running? or give listen another port)" {
+		t.Errorf("a taken address: %v", err)
+	}
+	d, _ := testDaemon(t, fmt.Sprintf("listen = %q\n", addr)+scheduleConf(srv.URL, "a", "1h"), nil)
+	d.Listener = ln
+	defer runDaemon(t, d, nil)()
+	waitFor(t, "/metrics on the listener handed over", 20*time.Second, func() bool {
+		m, err := scrape(addr)
+		return err == nil && strings.Contains(m, "streamprobe_build_info")
+	})
+}
+
+// A reload that changes the labels makes every series again; a job it
+// removed stays gone: the late record of a run that began before the
+// reload, and a skip its retiring scheduler counts after it, add no series
+// with the new labels (a push after the reload would show them).
+func TestReloadWithNewLabelsKeepsRemovedJobsGone(t *testing.T) {
+	conf := func(region string, targets ...string) (*config.Config, []jobs.Job) {
+		text := fmt.Sprintf("region = %q\n", region)
+		for _, name := range targets {
+			text += fmt.Sprintf("[[target]]\nname = %q\nurl = \"http://127.0.0.1:9/\"\nsamples = [\"short\"]\n", name)
+		}
+		c := reloadConf(t, text)
+		js, err := jobs.Build(c, "", os.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, js
+	}
+	cA, jobsA := conf("r1", "keep", "gone")
+	m := NewMetrics(cA)
+	m.Reconfigure(cA, jobsA)
+	late := probe.Record{Target: "gone", Sample: "short", Dialect: "sse", Drill: probe.DrillNone, Outcome: probe.Success}
+	m.Observe(late)
+	cB, jobsB := conf("r2", "keep")
+	m.Reconfigure(cB, jobsB)
+	m.Observe(late)
+	for _, j := range jobsA {
+		if j.Target.Name == "gone" {
+			m.SkippedFor(j, "overlap").Inc()
+		}
+	}
+	m.Observe(probe.Record{Target: "keep", Sample: "short", Dialect: "sse", Drill: probe.DrillNone, Outcome: probe.Success})
+	var out bytes.Buffer
+	m.Set.WritePrometheus(&out)
+	if strings.Contains(out.String(), `target="gone"`) || strings.Contains(out.String(), `region="r1"`) {
+		t.Errorf("after the reload:\n%s", linesWith(out.String(), `target="gone"`, `region="r1"`))
+	}
+	if !strings.Contains(out.String(), `streamprobe_runs_total{region="r2",host=`) {
+		t.Errorf("no runs of the kept job with the new labels:\n%s", out.String())
 	}
 }

@@ -14,6 +14,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // testLine is a record-like JSON line of exactly 100 bytes.
@@ -158,4 +162,28 @@ func TestResultsLogQueueIsBoundedInBytes(t *testing.T) {
 	}
 	go io.Copy(io.Discard, r)
 	l.close()
+}
+
+// run makes a results log's missing directory (mode 0750 less the umask)
+// and logs into it: the packaged config's /var/lib/streamprobe, by hand
+// with no systemd StateDirectory to make it.
+func TestResultsLogDirectoryMade(t *testing.T) {
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "var", "lib", "streamprobe")
+	log := filepath.Join(dir, "results.jsonl")
+	d, _ := testDaemon(t, fmt.Sprintf("results_log = %q\n", log)+scheduleConf(srv.URL, "a", "1h"), nil)
+	stop := runDaemon(t, d, nil)
+	waitFor(t, "the first record in the results log", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(log)
+		return bytes.Contains(b, []byte(`"target":"a"`))
+	})
+	stop()
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := fi.Mode().Perm(); mode&^config.LogDirMode != 0 || mode&0o700 != 0o700 {
+		t.Errorf("results log directory mode %o, want %o less the umask", mode, config.LogDirMode)
+	}
 }

@@ -127,91 +127,43 @@ func (e *anthropicEvent) decode(data []byte) error {
 
 func (e *anthropicEvent) event() bool {
 	s := &e.s
-	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, anthropicFields) {
+	return s.object("", "", anthropicFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = s.strField(&e.typ, "", "type")
+			return s.strField(&e.typ, "", "type")
 		case 1:
-			ok = e.deltaField()
+			return e.deltaField()
 		case 2:
-			ok = e.messageField()
+			return e.messageField()
 		case 3:
-			ok = s.tokens(&e.usage, "", "usage", anthropicUsage)
-		case 4:
-			ok = s.errorField(&e.err, "", "error")
+			return s.tokens(&e.usage, "", "usage", anthropicUsage)
 		default:
-			ok = s.skip()
+			return s.errorField(&e.err, "", "error")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (e *anthropicEvent) deltaField() bool {
 	s, d := &e.s, &e.delta
-	st, ok := s.begin('{', "", "delta", "an object")
-	if st == isNull {
-		*d = anthropicDelta{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	d.set = true
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, deltaTypeFields) {
+	return pointer(s, d, &d.set, "", "delta", deltaTypeFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = s.strField(&d.typ, "delta", "type")
+			return s.strField(&d.typ, "delta", "type")
 		case 1:
-			ok = s.nonEmptyField(&d.text, "delta", "text")
+			return s.nonEmptyField(&d.text, "delta", "text")
 		case 2:
-			ok = s.nonEmptyField(&d.partialJSON, "delta", "partial_json")
-		case 3:
-			ok = s.nonEmptyField(&d.thinking, "delta", "thinking")
+			return s.nonEmptyField(&d.partialJSON, "delta", "partial_json")
 		default:
-			ok = s.skip()
+			return s.nonEmptyField(&d.thinking, "delta", "thinking")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (e *anthropicEvent) messageField() bool {
 	s, m := &e.s, &e.message
-	st, ok := s.begin('{', "", "message", "an object")
-	if st == isNull {
-		m.set, m.usage = false, tokenCounts{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	m.set = true
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		if match(key, usageFields) == 0 {
-			ok = s.tokens(&m.usage, "message", "usage", anthropicUsage)
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+	return pointer(s, m, &m.set, "", "message", usageFields, func(int) bool {
+		return s.tokens(&m.usage, "message", "usage", anthropicUsage)
+	})
 }
 
 func (anthropicMessages) EOFIsEnd(Target) bool { return false }

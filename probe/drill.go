@@ -20,7 +20,8 @@ var DrillNames = []string{DrillDrop, DrillDuplicate, DrillStale}
 // Verdict is the result of a resume drill.
 type Verdict string
 
-// The verdicts. Pass, StaleOK and NotSupported are not failures.
+// The verdicts. Pass, StaleOK, NotStale and NotSupported are not
+// failures.
 const (
 	VerdictPass           Verdict = "pass"
 	VerdictDuplicate      Verdict = "duplicate"
@@ -29,7 +30,12 @@ const (
 	VerdictMismatch       Verdict = "mismatch"
 	VerdictUndefinedStale Verdict = "undefined_stale"
 	VerdictStaleOK        Verdict = "stale_ok"
-	VerdictNotSupported   Verdict = "not_supported"
+	// VerdictNotStale: the id the stale drill was given is one the server
+	// still has: it resumed from it as from any id (the event after it
+	// came next). The drill's id was not stale; nothing is known of how
+	// the server answers a stale one.
+	VerdictNotStale     Verdict = "not_stale"
+	VerdictNotSupported Verdict = "not_supported"
 	// VerdictNotExercised: the stream ended before the drill could drop
 	// it; nothing was resumed, so nothing is known.
 	VerdictNotExercised Verdict = "not_exercised"
@@ -222,54 +228,98 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	if !ok && c.n > 0 && key == c.firstK {
 		s, ok = c.first0, true // a restart from the first event, however long ago
 	}
-	if !ok && !c.opaque && c.hasInt {
-		if n, err := strconv.ParseInt(id, 10, 64); err == nil && n <= c.gone {
-			// An integer id already passed that the window no longer
-			// holds: a replay from further back than it remembers.
-			c.replayed++
-			c.duplicates++
-			if first {
-				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s (older than the check's window of %d ids)", c.show(id), c.label(c.sentID), checkWindow))
-			}
-			return true
-		}
-	}
 	if ok {
-		c.replayed++
-		if first && c.sentPos >= 0 && s.pos <= c.sentPos {
-			switch {
-			case s.pos == 0 && c.sentPos > 0 && c.goodResumes > 0:
-				c.flag(VerdictRestarted, fmt.Sprintf("server restarted from the first event (id %s) when sent %s, though it had resumed correctly before: only some ids are honoured", c.show(id), c.label(c.sentID)))
-			case s.pos == 0 && c.sentPos > 0:
-				c.flag(VerdictRestarted, fmt.Sprintf("server ignored %s and restarted from the first event (id %s)", c.label(c.sentID), c.show(id)))
-			case id == c.sentID:
-				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again: off-by-one replay (sent %s)", c.show(id), c.label(c.sentID)))
-			default:
-				c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s", c.show(id), c.label(c.sentID)))
-			}
-		} else if first && s.pos == c.sentPos+1 {
-			c.goodResumes++
-		}
-		if s.hash != h {
-			c.flag(VerdictMismatch, fmt.Sprintf("id %s arrived again with different data (sent %s)", c.show(id), c.label(c.sentID)))
-			return false
-		}
-		c.duplicates++
+		return c.again(id, s, h, first)
+	}
+	if c.beforeWindow(id, first) {
 		return true
 	}
+	c.fresh(id, key, h, first)
+	return false
+}
+
+// again checks the re-delivery of an id the window holds (seen as s):
+// where a resume that starts with it started, and whether its data is the
+// same; it returns true for an identical re-delivery.
+func (c *resumeCheck) again(id string, s seenEvent, h uint64, first bool) bool {
+	c.replayed++
+	if first {
+		c.resumedAt(id, s.pos)
+	}
+	if s.hash != h {
+		c.flag(VerdictMismatch, fmt.Sprintf("id %s arrived again with different data (sent %s)", c.show(id), c.label(c.sentID)))
+		return false
+	}
+	c.duplicates++
+	return true
+}
+
+// resumedAt judges a resume whose first event is the known id at position
+// pos: right after the sent id is a good resume, at or before it a replay.
+func (c *resumeCheck) resumedAt(id string, pos int) {
+	switch {
+	case c.sentPos >= 0 && pos <= c.sentPos:
+		c.replayedFrom(id, pos)
+	case pos == c.sentPos+1:
+		c.goodResumes++
+	}
+}
+
+// replayedFrom names a resume that started at or before the sent id, at
+// position pos: a restart from the first event, or a duplicate.
+func (c *resumeCheck) replayedFrom(id string, pos int) {
+	switch {
+	case pos == 0 && c.sentPos > 0 && c.goodResumes > 0:
+		c.flag(VerdictRestarted, fmt.Sprintf("server restarted from the first event (id %s) when sent %s, though it had resumed correctly before: only some ids are honoured", c.show(id), c.label(c.sentID)))
+	case pos == 0 && c.sentPos > 0:
+		c.flag(VerdictRestarted, fmt.Sprintf("server ignored %s and restarted from the first event (id %s)", c.label(c.sentID), c.show(id)))
+	case id == c.sentID:
+		c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again: off-by-one replay (sent %s)", c.show(id), c.label(c.sentID)))
+	default:
+		c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s", c.show(id), c.label(c.sentID)))
+	}
+}
+
+// beforeWindow reports an integer id the window no longer holds but has
+// already passed (a replay from further back than the check remembers),
+// counting it as a re-delivery.
+func (c *resumeCheck) beforeWindow(id string, first bool) bool {
+	if c.opaque || !c.hasInt {
+		return false
+	}
+	if n, err := strconv.ParseInt(id, 10, 64); err != nil || n > c.gone {
+		return false
+	}
+	c.replayed++
+	c.duplicates++
+	if first {
+		c.flag(VerdictDuplicate, fmt.Sprintf("resume replayed id %s again, from before the sent %s (older than the check's window of %d ids)", c.show(id), c.label(c.sentID), checkWindow))
+	}
+	return true
+}
+
+// fresh takes an id not seen before: a resume that starts with it right
+// after the newest id is good; it is remembered, and checked for a gap.
+func (c *resumeCheck) fresh(id string, key, h uint64, first bool) {
 	if first && c.sentPos >= 0 && c.sentPos == c.n-1 {
 		c.goodResumes++
 	}
 	c.remember(id, key, h)
-	if c.opaque {
-		return false
+	if !c.opaque {
+		c.gap(id, first)
 	}
+}
+
+// gap checks a new integer id against the largest one so far: ids that
+// skip mean lost events (at a resume, a resume that skipped them). It
+// keeps the first id that is not an integer.
+func (c *resumeCheck) gap(id string, first bool) {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
 		if c.notInt == "" {
 			c.notInt = id
 		}
-		return false
+		return
 	}
 	if c.hasInt && n > c.maxInt+1 {
 		lost := int(n - c.maxInt - 1)
@@ -283,7 +333,6 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	if !c.hasInt || n > c.maxInt {
 		c.maxInt, c.hasInt = n, true
 	}
-	return false
 }
 
 // remember adds a new id at the next position, forgetting the oldest one
@@ -317,6 +366,22 @@ func (c *resumeCheck) remember(id string, key, h uint64) {
 		c.texts[c.n%rewindIDs] = id
 	}
 	c.n++
+}
+
+// follows reports whether cursor is the id that comes right after sent:
+// the next one on the stream so far, or, for integer ids, sent+1.
+func (c *resumeCheck) follows(sent, cursor string) bool {
+	s, okS := c.seen[idHash(sent)]
+	n, okN := c.seen[idHash(cursor)]
+	if okS && okN {
+		return n.pos == s.pos+1
+	}
+	if c.opaque {
+		return false
+	}
+	a, errA := strconv.ParseInt(sent, 10, 64)
+	b, errB := strconv.ParseInt(cursor, 10, 64)
+	return errA == nil && errB == nil && a < b && b-a == 1
 }
 
 // idAt returns the id at position pos, if it is still known as text.

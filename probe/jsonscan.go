@@ -350,52 +350,82 @@ func (s *jscan) lit(w string) bool {
 	return true
 }
 
-// num reads a number and returns its text.
+// num reads a number and returns its text: sign, integer part, then a
+// fraction and an exponent when the byte after each part starts one (the
+// checks for them stay here, so a plain integer makes no further call).
 func (s *jscan) num() ([]byte, bool) {
 	d, start := s.data, s.i
-	i := s.i
-	if d[i] == '-' {
-		i++
-		if i >= len(d) {
-			return nil, s.eof()
-		}
+	i, ok := s.numSign(start)
+	if ok {
+		i, ok = s.numInt(i)
 	}
-	switch {
-	case d[i] == '0':
-		i++
-	case d[i] >= '1' && d[i] <= '9':
-		for i++; i < len(d) && d[i] >= '0' && d[i] <= '9'; i++ {
-		}
-	default:
-		return nil, s.syntaxAt(i)
+	if ok && i < len(d) && d[i] == '.' {
+		i, ok = s.numDigits(i + 1) // the fraction
 	}
-	if i < len(d) && d[i] == '.' {
-		i++
-		if i >= len(d) {
-			return nil, s.eof()
-		}
-		if d[i] < '0' || d[i] > '9' {
-			return nil, s.syntaxAt(i)
-		}
-		for i++; i < len(d) && d[i] >= '0' && d[i] <= '9'; i++ {
-		}
+	if ok && i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i, ok = s.numExp(i + 1)
 	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if i >= len(d) {
-			return nil, s.eof()
-		}
-		if d[i] < '0' || d[i] > '9' {
-			return nil, s.syntaxAt(i)
-		}
-		for i++; i < len(d) && d[i] >= '0' && d[i] <= '9'; i++ {
-		}
+	if !ok {
+		return nil, false
 	}
 	s.i = i
 	return d[start:i], true
+}
+
+// numSign reads a number's optional minus sign at i and returns where its
+// integer part starts.
+func (s *jscan) numSign(i int) (int, bool) {
+	if s.data[i] != '-' {
+		return i, true
+	}
+	if i+1 >= len(s.data) {
+		return i + 1, s.eof()
+	}
+	return i + 1, true
+}
+
+// numInt reads a number's integer part at i: a single 0, or digits that do
+// not start with 0.
+func (s *jscan) numInt(i int) (int, bool) {
+	d := s.data
+	switch {
+	case d[i] == '0':
+		return i + 1, true
+	case d[i] >= '1' && d[i] <= '9':
+		return digitsFrom(d, i+1), true
+	}
+	return i, s.syntaxAt(i)
+}
+
+// numExp reads the rest of a number's exponent, i just after its e or E:
+// an optional sign and one digit or more.
+func (s *jscan) numExp(i int) (int, bool) {
+	if i < len(s.data) && (s.data[i] == '+' || s.data[i] == '-') {
+		i++
+	}
+	return s.numDigits(i)
+}
+
+// numDigits reads the one digit or more that a fraction (after its dot)
+// or an exponent (after its sign) needs at i.
+func (s *jscan) numDigits(i int) (int, bool) {
+	d := s.data
+	if i >= len(d) {
+		return i, s.eof()
+	}
+	if d[i] < '0' || d[i] > '9' {
+		return i, s.syntaxAt(i)
+	}
+	return digitsFrom(d, i+1), true
+}
+
+// digitsFrom returns the index of the first byte at or after i that is
+// not a digit.
+func digitsFrom(d []byte, i int) int {
+	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // str reads a string, whose quote is at the reader, and returns its raw
@@ -767,32 +797,15 @@ type tokenCounts struct {
 // tokens reads the usage object field parent.name with the integer fields
 // names[0] (in) and names[1] (out).
 func (s *jscan) tokens(u *tokenCounts, parent, name string, names []string) bool {
-	st, ok := s.begin('{', parent, name, "an object")
-	if st == isNull {
-		*u = tokenCounts{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	u.set = true
 	p := path(parent, name)
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
+	return pointer(s, u, &u.set, parent, name, names, func(k int) bool {
+		if k == 0 {
+			_, ok := s.intField(&u.in, p, names[0])
 			return ok
 		}
-		switch match(key, names) {
-		case 0:
-			_, ok = s.intField(&u.in, p, names[0])
-		case 1:
-			_, ok = s.intField(&u.out, p, names[1])
-		default:
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+		_, ok := s.intField(&u.out, p, names[1])
+		return ok
+	})
 }
 
 // errorObject is an error object (a pointer field): its message.
@@ -805,28 +818,9 @@ var messageFields = []string{"message"}
 
 // errorField reads the error object field parent.name.
 func (s *jscan) errorField(e *errorObject, parent, name string) bool {
-	st, ok := s.begin('{', parent, name, "an object")
-	if st == isNull {
-		*e = errorObject{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	e.set = true
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		if match(key, messageFields) == 0 {
-			ok = s.strField(&e.message, path(parent, name), "message")
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+	return pointer(s, e, &e.set, parent, name, messageFields, func(int) bool {
+		return s.strField(&e.message, path(parent, name), "message")
+	})
 }
 
 // boolField reads a boolean field into dst: null leaves it as it was.

@@ -36,30 +36,55 @@ func smallChat() []refserver.Step {
 func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 	t.Parallel()
 	nginxtest.Bin(t)
-	up := serve(t, refserver.NewUnstarted(smallChat()))
-	noAccel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Accel-Buffering", "no")
-		up.Handler().ServeHTTP(w, r)
-	}))
-	t.Cleanup(noAccel.Close)
 	for _, tt := range []struct {
-		name, upstream, location string
-		buffered                 bool
+		name, location string
+		noAccel        bool // the upstream sends X-Accel-Buffering: no
+		buffered       bool
 	}{
-		{"nginx defaults", up.URL, "", true},
-		{"proxy_buffering off", up.URL, "proxy_buffering off;", false},
-		{"upstream sends X-Accel-Buffering: no", noAccel.URL, "", false},
-		{"proxy_http_version 1.1, buffering on", up.URL, "proxy_http_version 1.1;", false},
+		{"nginx defaults", "", false, true},
+		{"proxy_buffering off", "proxy_buffering off;", false, false},
+		{"upstream sends X-Accel-Buffering: no", "", true, false},
+		{"proxy_http_version 1.1, buffering on", "proxy_http_version 1.1;", false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			px := nginxtest.Start(t, tt.upstream, tt.location)
-			rec := runProbe(t, Target{Name: "nginx", URL: px.URL, Dialect: "openai-chat", Model: "m"}, "short", runDeadline).Record
+			up := serve(t, refserver.NewUnstarted(smallChat())) // its log is this run's alone
+			upstream := up.URL
+			if tt.noAccel {
+				noAccel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("X-Accel-Buffering", "no")
+					up.Handler().ServeHTTP(w, r)
+				}))
+				t.Cleanup(noAccel.Close)
+				upstream = noAccel.URL
+			}
+			px := nginxtest.Start(t, upstream, tt.location)
+			stalled := stallWatch()
+			res := runProbe(t, Target{Name: "nginx", URL: px.URL, Dialect: "openai-chat", Model: "m"}, "short", runDeadline)
+			stall := stalled()
+			rec := res.Record
 			if rec.Outcome != Success || rec.Chunks != 40 {
 				t.Fatalf("outcome %s (%s), %d chunks", rec.Outcome, rec.Error, rec.Chunks)
 			}
 			b, ok := rec.Buffering()
-			t.Logf("headers %v ms, TFC %v ms, gap p50 %v ms: buffering %v: %s", deref(rec.HeadersMs), deref(rec.TFCMs), deref(rec.Gaps.P50Ms), ok, b)
+			t.Logf("headers %v ms, TFC %v ms, gap p50 %v ms: buffering %v: %s; longest stall of this process %v", deref(rec.HeadersMs), deref(rec.TFCMs), deref(rec.Gaps.P50Ms), ok, b, stall)
+			if !tt.buffered {
+				// Passed on as it comes, the first chunk reaches the
+				// client before the upstream writes its last one; held,
+				// after (by the server's log).
+				last := closedConn(t, up, 0).Sent
+				if first := res.Timeline.Chunks[0]; !first.Before(last[len(last)-1].First) {
+					t.Errorf("first chunk at %v, after the upstream's last write at %v: held", first, last[len(last)-1].First)
+				}
+				if stall >= machineStall {
+					// A freeze is a gap over StallThresholdMs where the
+					// upstream left 100 ms: the machine that held this
+					// process that long may have held nginx or the client
+					// too (freezes of 2.6 s seen with both cores busy).
+					t.Logf("this process stalled %v (>= %v) during the run: the verdict and the gaps say nothing of nginx", stall, machineStall)
+					return
+				}
+			}
 			if ok != tt.buffered {
 				t.Fatalf("suspected buffering %v, want %v: %s", ok, tt.buffered, b)
 			}

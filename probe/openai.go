@@ -122,167 +122,49 @@ func (c *chatChunk) decode(data []byte) error {
 
 func (c *chatChunk) chunk() bool {
 	s := &c.s
-	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, chatFields) {
+	return s.object("", "", chatFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = c.choicesField()
+			return array(s, &c.choices, "", "choices", func(i int) bool { return c.choice(c.choices.elem(i)) })
 		case 1:
-			ok = s.tokens(&c.usage, "", "usage", chatUsage)
-		case 2:
-			ok = s.errorField(&c.err, "", "error")
+			return s.tokens(&c.usage, "", "usage", chatUsage)
 		default:
-			ok = s.skip()
+			return s.errorField(&c.err, "", "error")
 		}
-		if !ok {
-			return false
-		}
-	}
-}
-
-func (c *chatChunk) choicesField() bool {
-	s := &c.s
-	st, ok := s.begin('[', "", "choices", "an array")
-	if st == isNull {
-		c.choices.reset()
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	for i, first := 0, true; ; i, first = i+1, false {
-		done, ok := s.elem(first)
-		if !ok {
-			return false
-		}
-		if done {
-			c.choices.end(i)
-			return true
-		}
-		if !c.choice(c.choices.elem(i)) {
-			return false
-		}
-	}
+	})
 }
 
 func (c *chatChunk) choice(ch *chatChoice) bool {
-	s := &c.s
-	if st, ok := s.begin('{', "", "choices", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		if match(key, choiceFields) == 0 {
-			ok = c.delta(ch)
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+	return c.s.object("", "choices", choiceFields, func(int) bool { return c.delta(ch) })
 }
 
 func (c *chatChunk) delta(ch *chatChoice) bool {
 	s := &c.s
-	if st, ok := s.begin('{', "choices", "delta", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, deltaFields) {
+	return s.object("choices", "delta", deltaFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = s.nonEmptyField(&ch.content, "choices.delta", "content")
+			return s.nonEmptyField(&ch.content, "choices.delta", "content")
 		case 1:
-			ok = s.nonEmptyField(&ch.reasoningContent, "choices.delta", "reasoning_content")
+			return s.nonEmptyField(&ch.reasoningContent, "choices.delta", "reasoning_content")
 		case 2:
-			ok = s.nonEmptyField(&ch.reasoning, "choices.delta", "reasoning")
-		case 3:
-			ok = c.toolCalls(ch)
+			return s.nonEmptyField(&ch.reasoning, "choices.delta", "reasoning")
 		default:
-			ok = s.skip()
+			return array(s, &ch.toolCalls, "choices.delta", "tool_calls", func(i int) bool {
+				return c.toolCall(ch.toolCalls.elem(i))
+			})
 		}
-		if !ok {
-			return false
-		}
-	}
-}
-
-func (c *chatChunk) toolCalls(ch *chatChoice) bool {
-	s := &c.s
-	st, ok := s.begin('[', "choices.delta", "tool_calls", "an array")
-	if st == isNull {
-		ch.toolCalls.reset()
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	for i, first := 0, true; ; i, first = i+1, false {
-		done, ok := s.elem(first)
-		if !ok {
-			return false
-		}
-		if done {
-			ch.toolCalls.end(i)
-			return true
-		}
-		if !c.toolCall(ch.toolCalls.elem(i)) {
-			return false
-		}
-	}
+	})
 }
 
 func (c *chatChunk) toolCall(args *bool) bool {
-	s := &c.s
-	if st, ok := s.begin('{', "choices.delta", "tool_calls", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		if match(key, toolCallFields) == 0 {
-			ok = c.function(args)
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+	return c.s.object("choices.delta", "tool_calls", toolCallFields, func(int) bool { return c.function(args) })
 }
 
 func (c *chatChunk) function(args *bool) bool {
 	s := &c.s
-	if st, ok := s.begin('{', "choices.delta.tool_calls", "function", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		if match(key, functionFields) == 0 {
-			ok = s.nonEmptyField(args, "choices.delta.tool_calls.function", "arguments")
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+	return s.object("choices.delta.tool_calls", "function", functionFields, func(int) bool {
+		return s.nonEmptyField(args, "choices.delta.tool_calls.function", "arguments")
+	})
 }
 
 func (openAIChat) EOFIsEnd(Target) bool { return false }

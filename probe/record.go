@@ -78,8 +78,8 @@ type Record struct {
 	VisibleTPS       *float64 `json:"visible_output_tps,omitempty"`
 	DurationMs       float64  `json:"duration_ms"`
 
-	// Resume fields (see the README's "Resume drills" and "Drops by the
-	// server").
+	// Resume fields (see docs/record.md "Resume fields", docs/drills.md
+	// and its "Drops by the server").
 	Resumed             bool     `json:"resumed"`
 	ServerDrops         int      `json:"server_drops"`
 	LastEventIDSent     string   `json:"last_event_id_sent,omitempty"`

@@ -18,6 +18,7 @@ func TestIntendedAndPassed(t *testing.T) {
 		{"cancel sample ran to the end: the cancel was not exercised", Record{Sample: "cancel", Outcome: Success, Chunks: 3}, false, false},
 		{"drill pass", Record{Sample: "long", Drill: DrillDrop, Outcome: Success, Verdict: VerdictPass}, true, true},
 		{"drill stale_ok", Record{Sample: "long", Drill: DrillStale, Outcome: Success, Verdict: VerdictStaleOK}, true, true},
+		{"drill not_stale: the given id was not stale, not a bug of the server", Record{Sample: "long", Drill: DrillStale, Outcome: Success, Verdict: VerdictNotStale}, true, true},
 		{"drill not_supported", Record{Sample: "long", Drill: DrillDrop, Outcome: Success, Verdict: VerdictNotSupported}, true, true},
 		{"drill duplicate: measured, but a bug", Record{Sample: "long", Drill: DrillDrop, Outcome: Success, Verdict: VerdictDuplicate}, true, false},
 		{"drill not_exercised", Record{Sample: "long", Drill: DrillDrop, Outcome: Success, Verdict: VerdictNotExercised}, true, false},

@@ -128,66 +128,36 @@ func (e *responsesEvent) decode(data []byte) error {
 
 func (e *responsesEvent) event() bool {
 	s := &e.s
-	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, responsesFields) {
+	return s.object("", "", responsesFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = s.strField(&e.typ, "", "type")
+			return s.strField(&e.typ, "", "type")
 		case 1:
-			var isNull bool
-			isNull, ok = s.intField(&e.seq, "", "sequence_number")
+			isNull, ok := s.intField(&e.seq, "", "sequence_number")
 			e.seqSet = !isNull // a pointer: null makes it nil
-
+			return ok
 		case 2:
-			ok = s.nonEmptyField(&e.delta, "", "delta")
+			return s.nonEmptyField(&e.delta, "", "delta")
 		case 3:
-			ok = s.strField(&e.message, "", "message")
-		case 4:
-			ok = e.responseField()
+			return s.strField(&e.message, "", "message")
 		default:
-			ok = s.skip()
+			return e.responseField()
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (e *responsesEvent) responseField() bool {
 	s, r := &e.s, &e.response
-	st, ok := s.begin('{', "", "response", "an object")
-	if st == isNull {
-		r.set, r.id, r.usage, r.err = false, jstr{}, tokenCounts{}, errorObject{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	r.set = true
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, responseFields) {
+	return pointer(s, r, &r.set, "", "response", responseFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = s.strField(&r.id, "response", "id")
+			return s.strField(&r.id, "response", "id")
 		case 1:
-			ok = s.tokens(&r.usage, "response", "usage", responsesUsage)
-		case 2:
-			ok = s.errorField(&r.err, "response", "error")
+			return s.tokens(&r.usage, "response", "usage", responsesUsage)
 		default:
-			ok = s.skip()
+			return s.errorField(&r.err, "response", "error")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (openAIResponses) EOFIsEnd(Target) bool { return false }

@@ -111,7 +111,10 @@ func runProbe(t *testing.T, tg Target, sample string, timeout time.Duration) Res
 	}
 	c := NewClient(tg) // as the daemon builds it: TLS settings, fresh connections
 	t.Cleanup(c.HTTP.CloseIdleConnections)
-	return Run(ctx, tg, Options{Sample: s, Client: c})
+	// Timeout named, as the daemon's jobs do: read back from ctx's
+	// deadline, it is what is left of it when Run starts (990ms of 1s once
+	// the steps above took over 5 ms on a busy machine).
+	return Run(ctx, tg, Options{Sample: s, Client: c, Timeout: timeout})
 }
 
 // closedConn waits for the server to finish connection i and returns its
@@ -285,7 +288,10 @@ func TestFaultOutcomes(t *testing.T) {
 	}{
 		{name: "HTTP 500", setup: func(s *refserver.Server) { s.Status = 500 }, want: UpstreamError, status: 500,
 			errHas: []string{"500", "Internal Server Error", "injected status"}},
-		{name: "not text/event-stream", setup: func(s *refserver.Server) { s.ContentType = "text/html" }, want: ProtocolError, status: 200,
+		// The first event goes out with the headers, well inside the
+		// client's 250 ms wait for an error body's first bytes.
+		{name: "not text/event-stream", setup: func(s *refserver.Server) { s.ContentType = "text/html" }, steps: refserver.Events(refserver.Ms(0, 20, 30), 40*time.Millisecond),
+			want: ProtocolError, status: 200,
 			errHas: []string{"not text/event-stream", `"text/html"`, "id: 1"}},
 		// Long enough for the headers to come first on a busy machine.
 		{name: "headers then nothing", setup: func(s *refserver.Server) { s.Hold = true }, steps: []refserver.Step{}, want: Timeout, status: 200,
@@ -388,4 +394,32 @@ func TestTruncatedEventAtEOF(t *testing.T) {
 	if rec.Outcome != Success || rec.Chunks != 2 || rec.Truncated != 1 || rec.LastEventID != "2" {
 		t.Errorf("outcome %s chunks %d truncated %d last id %q", rec.Outcome, rec.Chunks, rec.Truncated, rec.LastEventID)
 	}
+}
+
+// machineStall is how late this test process may wake and still be
+// taken as quiet by a test that judges the gaps a client saw through a
+// third process (nginx): a third of the 150 ms that turns the upstream's
+// 100 ms gap into a freeze (StallThresholdMs), since that process shares
+// the cores and may have been held longer.
+const machineStall = (StallThresholdMs - 100) * time.Millisecond / 3
+
+// stallWatch measures how late this process wakes while a run goes: a
+// goroutine asks to wake every 5 ms and keeps its longest lateness, which
+// the returned func stops and reports.
+func stallWatch() (stop func() time.Duration) {
+	done, worst := make(chan struct{}), make(chan time.Duration)
+	go func() {
+		var w time.Duration
+		for {
+			at := time.Now()
+			select {
+			case <-done:
+				worst <- w
+				return
+			case <-time.After(5 * time.Millisecond):
+				w = max(w, time.Since(at)-5*time.Millisecond)
+			}
+		}
+	}()
+	return func() time.Duration { close(done); return <-worst }
 }

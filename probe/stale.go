@@ -83,6 +83,10 @@ func (r *run) staleAnswer(ev *resumeclient.Event) {
 	r.rec.Outcome = Success
 	cursor, has := r.d.Cursor(ev, r.decodeQuiet(ev))
 	switch {
+	case has && cursor != "" && r.check != nil && r.check.follows(r.rec.LastEventIDSent, cursor):
+		r.rec.Verdict = VerdictNotStale
+		r.rec.ResumeDetail = fmt.Sprintf("%s is not stale on this server: it resumed from it as from any id, with id %s next; a stale id is one the server cannot have (the default one, or one older than its retention)",
+			r.d.CursorLabel(r.show(r.rec.LastEventIDSent)), r.show(cursor))
 	case has && cursor != "" && r.check != nil && cursor == r.check.firstID:
 		r.undefinedStale(fmt.Sprintf("the server replayed the whole stream from the first event (id %s) with no reset marker (full replay)", r.show(cursor)))
 	case has && cursor != "":

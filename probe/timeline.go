@@ -75,20 +75,7 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		return false
 	}
 	if r.staleConn {
-		// Keep-alives and metadata before the answer are not an answer.
-		if t := string(ev.Type); t != orStr(r.o.Drill.ErrorEvent, "error") && t != orStr(r.o.Drill.ResetEvent, "reset") {
-			if ch, err := r.d.Decode(r.t, ev); err == nil && (ch.Kind == Liveness || ch.Kind == Meta) {
-				if ch.Kind == Liveness {
-					r.rec.Comments++
-				} else {
-					r.rec.Events++
-				}
-				return false
-			}
-		}
-		r.rec.Events++
-		r.staleAnswer(ev)
-		return true
+		return r.staleEvent(ev)
 	}
 	ch, err := r.d.Decode(r.t, ev)
 	if err != nil {
@@ -104,49 +91,14 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
 		r.tl.FirstEvent = ev.Dispatched
 	}
-	cursor, hasCursor := r.d.Cursor(ev, ch)
-	if hasCursor {
-		r.cursor, r.cursorCleared = cursor, cursor == ""
-		if cursor != "" {
-			r.cursorSeen.Store(true)
-			if r.dropDue.CompareAndSwap(true, false) {
-				r.st.Close() // the drill's DropAt came before a cursor: drop now
-			}
-		}
-	}
-	r.note(ch)
-	again := false
-	if r.check != nil {
-		again = r.check.event(cursor, hasCursor, ev.Type, ev.Data)
-	}
-	if u := ch.Usage; ch.HasUsage {
-		if r.tok == nil {
-			r.tok = &Tokens{}
-		}
-		if u.Prompt > 0 {
-			r.tok.Prompt = u.Prompt
-		}
-		if u.Completion > 0 {
-			r.tok.Completion = u.Completion
-		}
+	cursor, hasCursor := r.position(ev, &ch)
+	again := r.check != nil && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
+	if ch.HasUsage {
+		r.usage(ch.Usage)
 	}
 	switch ch.Kind {
 	case Text:
-		r.connTexts++
-		if !again {
-			if limit := orInt(r.t.MaxChunks, DefaultMaxChunks); len(r.tl.Chunks) >= limit {
-				r.fail(ProtocolError, "more than %d content chunks: the run stops to keep its memory bounded (max_chunks)", limit)
-				return true
-			}
-			r.chunk(ev.Dispatched)
-		}
-		if r.o.Sample.Cancel && len(r.tl.Chunks) >= orInt(r.o.CancelAfter, DefaultCancelAfter) {
-			r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, len(r.tl.Chunks))
-			return true
-		}
-		if r.dropAfter > 0 && r.connTexts >= r.dropAfter {
-			r.st.Close() // the drill's drop: Next reports ErrDropped
-		}
+		return r.text(ev, again)
 	case Effective:
 		if r.tl.FirstEffective.IsZero() {
 			r.tl.FirstEffective = ev.Dispatched
@@ -162,15 +114,83 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	return false
 }
 
-// note keeps what a chunk says of the stream: its id, and whether it was
-// the last one.
-func (r *run) note(ch Chunk) {
+// staleEvent takes an event on a connection resumed from a stale id: the
+// keep-alives and metadata before the answer are counted, and the first
+// event of the answer ends the run with its judgement.
+func (r *run) staleEvent(ev *resumeclient.Event) bool {
+	if t := string(ev.Type); t != orStr(r.o.Drill.ErrorEvent, "error") && t != orStr(r.o.Drill.ResetEvent, "reset") {
+		if ch, err := r.d.Decode(r.t, ev); err == nil && (ch.Kind == Liveness || ch.Kind == Meta) {
+			if ch.Kind == Liveness {
+				r.rec.Comments++
+			} else {
+				r.rec.Events++
+			}
+			return false
+		}
+	}
+	r.rec.Events++
+	r.staleAnswer(ev)
+	return true
+}
+
+// position notes the resume position an event carries (its cursor, and
+// the response id), dropping the connection when the drill's drop waited
+// for a cursor, and whether the chunk was the stream's last; it returns
+// the cursor for the resume check.
+func (r *run) position(ev *resumeclient.Event, ch *Chunk) (string, bool) {
+	cursor, hasCursor := r.d.Cursor(ev, *ch)
+	if hasCursor {
+		r.cursor, r.cursorCleared = cursor, cursor == ""
+		if cursor != "" {
+			r.cursorSeen.Store(true)
+			if r.dropDue.CompareAndSwap(true, false) {
+				r.st.Close() // the drill's DropAt came before a cursor: drop now
+			}
+		}
+	}
 	if ch.ResponseID != "" {
 		r.respID = ch.ResponseID
 	}
 	if ch.Final {
 		r.final = true
 	}
+	return cursor, hasCursor
+}
+
+// usage keeps the token counts an event reports, the latest non-zero one
+// of each.
+func (r *run) usage(u Tokens) {
+	if r.tok == nil {
+		r.tok = &Tokens{}
+	}
+	if u.Prompt > 0 {
+		r.tok.Prompt = u.Prompt
+	}
+	if u.Completion > 0 {
+		r.tok.Completion = u.Completion
+	}
+}
+
+// text takes a content chunk (again: a re-delivery the check recognised,
+// which is not a new chunk) and applies the limits that stop a run after
+// so many chunks: max_chunks, the cancel sample, the drill's drop.
+func (r *run) text(ev *resumeclient.Event, again bool) bool {
+	r.connTexts++
+	if !again {
+		if limit := orInt(r.t.MaxChunks, DefaultMaxChunks); len(r.tl.Chunks) >= limit {
+			r.fail(ProtocolError, "more than %d content chunks: the run stops to keep its memory bounded (max_chunks)", limit)
+			return true
+		}
+		r.chunk(ev.Dispatched)
+	}
+	if r.o.Sample.Cancel && len(r.tl.Chunks) >= orInt(r.o.CancelAfter, DefaultCancelAfter) {
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, len(r.tl.Chunks))
+		return true
+	}
+	if r.dropAfter > 0 && r.connTexts >= r.dropAfter {
+		r.st.Close() // the drill's drop: Next reports ErrDropped
+	}
+	return false
 }
 
 // chunk adds a new content chunk.

@@ -5,7 +5,7 @@ import "errors"
 // Sentinel errors; errors.Is works through the wrapping.
 var (
 	// ErrLog: a results log could not be read.
-	ErrLog = errors.New("report: results log")
+	ErrLog = errors.New("results log")
 	// ErrQuery: VictoriaMetrics did not answer a query.
-	ErrQuery = errors.New("report: victoriametrics query")
+	ErrQuery = errors.New("victoriametrics query")
 )

@@ -38,6 +38,7 @@ type Logs struct {
 
 	cards   map[cardKey]*cardSum
 	regions map[string]bool
+	seen    seen
 }
 
 // cardKey is one card: a region and a target, region "" the fleet.
@@ -79,7 +80,13 @@ func ReadLogs(files []LogFile, f Filter) (*Logs, error) {
 	return l, nil
 }
 
-func newLogs() *Logs { return &Logs{cards: map[cardKey]*cardSum{}, regions: map[string]bool{}} }
+func newLogs() *Logs {
+	return &Logs{cards: map[cardKey]*cardSum{}, regions: map[string]bool{}, seen: newSeen()}
+}
+
+// Seen is what the kept runs held: the first and last start time, the
+// hosts and the regions.
+func (l *Logs) Seen() Seen { return l.seen.result() }
 
 func (l *Logs) read(lf LogFile, f Filter) error {
 	fh, err := os.Open(lf.Path)
@@ -131,8 +138,8 @@ func (l *Logs) keep(lf LogFile, f Filter, line logLine) {
 	if region == "" {
 		region = NoRegion
 	}
+	at, err := time.Parse(time.RFC3339Nano, line.StartedAt)
 	if !f.Since.IsZero() || !f.Until.IsZero() {
-		at, err := time.Parse(time.RFC3339Nano, line.StartedAt)
 		if err != nil {
 			l.NoTime++
 			return
@@ -146,7 +153,9 @@ func (l *Logs) keep(lf LogFile, f Filter, line logLine) {
 		l.Outside++
 		return
 	}
-	l.add(bounded(region), line.Record)
+	region = bounded(region)
+	l.add(region, line.Record)
+	l.seen.add(at, bounded(line.Host), region)
 	l.Kept++
 }
 

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +114,13 @@ func TestLogsCards(t *testing.T) {
 	}
 	if got.String() != string(want) {
 		t.Errorf("report differs from %s (go test ./report -update rewrites it):\n%s", golden, got.String())
+	}
+	// What the kept runs cover: the first and last start time (the late
+	// run and the one cut by a shutdown are not kept), the hosts and the
+	// regions.
+	seen := l.Seen()
+	if !seen.First.Equal(day) || !seen.Last.Equal(day.Add(20*time.Minute)) || !slices.Equal(seen.Hosts, []string{"h1"}) || !slices.Equal(seen.Regions, []string{"eu", "us"}) {
+		t.Errorf("seen %+v, want first 00:00, last 00:20, hosts h1, regions eu, us", seen)
 	}
 	if len(cards) != 3 || cards[0].Region != "eu" || cards[1].Region != "us" || !cards[2].Fleet {
 		t.Fatalf("cards: want eu, us, fleet")
@@ -263,5 +272,33 @@ func TestReadLogsMemoryDoesNotGrow(t *testing.T) {
 	t.Logf("heap left by %d runs: %d KiB; by %d runs: %d KiB", n, hs>>10, 10*n, hb>>10)
 	if hb-hs > 6<<20 {
 		t.Errorf("%d more runs left %d KiB more heap: memory grows with the runs", 9*n, (hb-hs)>>10)
+	}
+}
+
+// A URL as a report shows it: no credentials, query or fragment.
+func TestShownURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://victoria:8428": "http://victoria:8428",
+		"https://user:s3cret@vm.example/select/0/prometheus?x=tok#f": "https://vm.example/select/0/prometheus",
+		"http://%zz": "(an unparsable URL)",
+	} {
+		if got := ShownURL(in); got != want {
+			t.Errorf("ShownURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A query error names the VictoriaMetrics URL as ShownURL does: no user,
+// password or query parameter (a token there) in the message.
+func TestQueryErrorShowsNoCredentials(t *testing.T) {
+	v := VM{URL: "http://user:pw@127.0.0.1:1/?tok=abc"}
+	_, err := v.query(context.Background(), "up", time.Now())
+	if err == nil {
+		t.Fatal("no error from a closed port")
+	}
+	for _, s := range []string{"tok", "abc", "pw", "user"} {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("error shows %q: %v", s, err)
+		}
 	}
 }

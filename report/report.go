@@ -9,10 +9,12 @@
 package report
 
 import (
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 
@@ -100,3 +102,46 @@ func order(cards []*scorecard.Card) {
 		return 0
 	})
 }
+
+// Seen is what a report's data held: the start times of its first and
+// last run (zero when the source cannot tell: VictoriaMetrics' buckets),
+// and the hosts and regions of its runs, by name.
+type Seen struct {
+	First, Last    time.Time
+	Hosts, Regions []string
+}
+
+// seen collects a Seen as runs are read.
+type seen struct {
+	first, last    time.Time
+	hosts, regions map[string]bool
+}
+
+func newSeen() seen { return seen{hosts: map[string]bool{}, regions: map[string]bool{}} }
+
+// add notes a run kept: its start (zero: unknown), host ("" none) and
+// region.
+func (s *seen) add(at time.Time, host, region string) {
+	if !at.IsZero() {
+		if s.first.IsZero() || at.Before(s.first) {
+			s.first = at
+		}
+		if at.After(s.last) {
+			s.last = at
+		}
+	}
+	if host != "" {
+		s.hosts[host] = true
+	}
+	if region != "" {
+		s.regions[region] = true
+	}
+}
+
+func (s *seen) result() Seen {
+	return Seen{First: s.first, Last: s.last, Hosts: slices.Sorted(maps.Keys(s.hosts)), Regions: slices.Sorted(maps.Keys(s.regions))}
+}
+
+// ShownURL is a URL as a report may show it: without its user
+// information (credentials), query or fragment (resumeclient.RedactURL).
+func ShownURL(raw string) string { return resumeclient.RedactURL(raw) }

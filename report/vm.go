@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamprobe/streamprobe/internal/neterr"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
@@ -54,7 +55,8 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrQuery, err)
+		// The cause, and where it was asked: not the encoded query.
+		return nil, fmt.Errorf("%w: %w (is VictoriaMetrics running at %s?)", ErrQuery, neterr.Cause(err), v.shownURL())
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
@@ -74,7 +76,7 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 	if err := json.Unmarshal(body, &out); err != nil || out.Status != "success" {
 		msg := out.Error
 		if msg == "" {
-			msg = fmt.Sprintf("HTTP %d, not a query API answer", resp.StatusCode)
+			msg = fmt.Sprintf("HTTP %d, not a query API answer (is %s VictoriaMetrics, or vmselect's /select/0/prometheus?)", resp.StatusCode, v.shownURL())
 		}
 		return nil, fmt.Errorf("%w: %s", ErrQuery, oneLine(msg))
 	}
@@ -89,6 +91,9 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 	}
 	return res, nil
 }
+
+// shownURL is v.URL as an error names it: without user info.
+func (v VM) shownURL() string { return ShownURL(v.URL) }
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -179,10 +184,18 @@ func window(f Filter) (string, time.Time, error) {
 // target from every region's buckets summed, when there is more than one
 // region. The cards name the bucket resolution.
 func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Budget) ([]*scorecard.Card, error) {
+	cards, _, err := v.CardsSeen(ctx, f, budgets)
+	return cards, err
+}
+
+// CardsSeen is Cards, and the hosts and regions of the series read (the
+// buckets hold no run's start time: Seen's First and Last stay zero).
+func (v VM) CardsSeen(ctx context.Context, f Filter, budgets map[string]scorecard.Budget) ([]*scorecard.Card, Seen, error) {
 	w, until, err := window(f)
 	if err != nil {
-		return nil, err
+		return nil, Seen{}, err
 	}
+	seen := newSeen()
 	var each eachSeries = func(q string, fn func(region string, s series)) error {
 		res, err := v.query(ctx, fmt.Sprintf(q, w), until)
 		if err != nil {
@@ -196,6 +209,7 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 			if !f.keep(region, s.labels["target"]) || s.value <= 0 {
 				continue
 			}
+			seen.add(time.Time{}, bounded(s.labels["host"]), bounded(region))
 			fn(region, s)
 			fn("", s)
 		}
@@ -203,12 +217,12 @@ func (v VM) Cards(ctx context.Context, f Filter, budgets map[string]scorecard.Bu
 	}
 	sums := &vmSums{classes: map[classKey]*vmClass{}, drills: map[drillKey]*vmDrill{}, flavours: map[cardKey]map[string]bool{}}
 	if err := sums.readHistograms(each); err != nil {
-		return nil, err
+		return nil, Seen{}, err
 	}
 	if err := sums.readCounters(each); err != nil {
-		return nil, err
+		return nil, Seen{}, err
 	}
-	return v.cards(sums, budgets), nil
+	return v.cards(sums, budgets), seen.result(), nil
 }
 
 // eachSeries runs a query over the window (its range a %s in q) and
@@ -264,7 +278,7 @@ func (s *vmSums) readCounters(each eachSeries) error {
 		query string
 		add   func(region string, sr series)
 	}{
-		{`sum by (region,target,sample,outcome) (increase_pure(streamprobe_runs_total{drill="none"}%s))`, func(region string, sr series) {
+		{`sum by (region,host,target,sample,outcome) (increase_pure(streamprobe_runs_total{drill="none"}%s))`, func(region string, sr series) {
 			class(region, sr).outcomes[sr.labels["outcome"]] += count(sr.value)
 		}},
 		{`sum by (region,target,sample) (increase_pure(streamprobe_stalled_runs_total{drill="none"}%s))`, func(region string, sr series) {
@@ -378,7 +392,7 @@ func (v VM) cards(sums *vmSums, budgets map[string]scorecard.Budget) []*scorecar
 		if len(cl) > 0 {
 			c.Resolution = resolution(sums.flavours[ck])
 		}
-		c.Source = "VictoriaMetrics " + v.URL
+		c.Source = "VictoriaMetrics " + ShownURL(v.URL)
 		if c.Fleet {
 			c.Source += fmt.Sprintf(", buckets of %d regions summed", len(regions))
 		}

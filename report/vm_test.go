@@ -2,11 +2,14 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,9 +118,14 @@ func TestVictoriaMetricsCards(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	now := time.Now()
-	cards, err := v.Cards(context.Background(), Filter{Since: now.Add(-time.Hour), Until: now.Add(2 * time.Second)}, budgets)
+	cards, seen, err := v.CardsSeen(context.Background(), Filter{Since: now.Add(-time.Hour), Until: now.Add(2 * time.Second)}, budgets)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The hosts and regions of the series read; the buckets hold no
+	// run's start time.
+	if !slices.Equal(seen.Hosts, []string{"eu-1", "us-1"}) || !slices.Equal(seen.Regions, []string{"eu", "us"}) || !seen.First.IsZero() {
+		t.Errorf("seen %+v, want hosts eu-1, us-1, regions eu, us, no first run", seen)
 	}
 	var names []string
 	for _, c := range cards {
@@ -210,7 +218,20 @@ func TestVictoriaMetricsErrors(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	_, err = VM{URL: "http://" + ln.Addr().String()}.Cards(context.Background(), Filter{}, nil)
-	if err == nil || err.Error() != "report: victoriametrics query: cannot parse query: bad" {
+	if err == nil || err.Error() != "victoriametrics query: cannot parse query: bad" {
 		t.Errorf("err %v", err)
+	}
+	// Not a query API (a wrong path): the status, and the URL once in a
+	// hint, without its user info.
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	_, err = VM{URL: strings.Replace(other.URL, "http://", "http://probe:s3cret@", 1)}.Cards(context.Background(), Filter{}, nil)
+	if want := "victoriametrics query: HTTP 404, not a query API answer (is " + other.URL + " VictoriaMetrics, or vmselect's /select/0/prometheus?)"; err == nil || err.Error() != want {
+		t.Errorf("not a query API:\n got %v\nwant %s", err, want)
+	}
+	// Nothing there: the cause, the URL once, no encoded query, no secret.
+	_, err = VM{URL: "http://probe:s3cret@127.0.0.1:1"}.Cards(context.Background(), Filter{}, nil)
+	if want := "victoriametrics query: connection refused (is VictoriaMetrics running at http://127.0.0.1:1?)"; err == nil || err.Error() != want || !errors.Is(err, ErrQuery) {
+		t.Errorf("nothing there:\n got %v\nwant %s", err, want)
 	}
 }

@@ -181,10 +181,10 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	if err != nil {
 		cancel()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, info, gated(fmt.Errorf("resumeclient: %s %s: %w", req.Method, redactURL(r.URL), unwrapURLError(err)), secrets)
+			return nil, info, gated(fmt.Errorf("resumeclient: %s %s: %w", req.Method, RedactURL(r.URL), unwrapURLError(err)), secrets)
 		}
 		info.Setup = trace.times()
-		return nil, info, gated(fmt.Errorf("%w: %s %s: %w", ErrConnect, req.Method, redactURL(r.URL), unwrapURLError(err)), secrets)
+		return nil, info, gated(fmt.Errorf("%w: %s %s: %w", ErrConnect, req.Method, RedactURL(r.URL), unwrapURLError(err)), secrets)
 	}
 	info.HeadersAt = c.now()
 	info.Status, info.Header, info.Proto = resp.StatusCode, resp.Header, resp.Proto
@@ -558,12 +558,12 @@ func InvalidHeaderByte(v string) int {
 	return -1
 }
 
-// redactURL keeps scheme, host and path: user info and a query string may
-// carry a key.
-func redactURL(raw string) string {
+// RedactURL is a URL as an error or a report may show it: scheme, host
+// and path, without user info, query or fragment (each may carry a key).
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "(unparsable URL)"
+		return "(an unparsable URL)"
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
 	return u.String()

@@ -184,3 +184,32 @@ func TestUnsendableLastEventID(t *testing.T) {
 		t.Errorf("a tab is allowed in a header value, got offset %d", i)
 	}
 }
+
+// A short bad trailer line (not only a 1 MB one) is gated too: the key,
+// as it is or percent-encoded, and terminal controls (ESC, OSC, BEL, CR)
+// in it never reach the error, which stays one bounded line.
+func TestShortBadTrailerIsGated(t *testing.T) {
+	for name, line := range map[string]string{
+		"key":         "Bad trailer " + hostileKey,
+		"percent key": "bad " + url.QueryEscape(hostileKey),
+		"controls":    "bad \x1b]0;pwned\x07 \x1b[2J\rX-Forged: 1",
+	} {
+		addr := answer(t, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
+			"8\r\ndata: x\n\r\n0\r\n"+line+"\r\n\r\n")
+		st, err := (&Client{}).Open(context.Background(), Request{URL: "http://" + addr + "/", Header: hostileHeader()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for err == nil {
+			_, err = st.Next()
+		}
+		mustBeGated(t, name, err)
+		if msg := err.Error(); strings.ContainsAny(msg, "\x07\x1b\r\u009b") {
+			t.Errorf("%s: the error holds a terminal control: %q", name, msg)
+		}
+		if !errors.Is(err, ErrReset) {
+			t.Errorf("%s: %v does not wrap ErrReset", name, err)
+		}
+		st.Close()
+	}
+}

@@ -88,7 +88,7 @@ func timingCell(row string, cl *Class, d Dist, budget float64) Cell {
 	if budget > 0 {
 		t.Budget = &budget
 	}
-	ce := Cell{Row: row, Sample: cl.Sample, N: d.N(), Timing: t}
+	ce := Cell{Row: row, Sample: cl.Sample, N: d.N(), Timing: t, SmallSample: SmallSample(cl.Good)}
 	switch {
 	case cl.Good == 0:
 		ce.Why = NoSuccessfulRun
@@ -112,7 +112,7 @@ func stallCell(cl *Class, budget *float64) Cell {
 		return ce
 	}
 	v := float64(cl.Stalled) / float64(cl.Good)
-	st.Share = &v
+	st.Share, ce.SmallSample = &v, SmallSample(cl.Good)
 	if v > st.Budget {
 		ce.Over, ce.Why = true, fmt.Sprintf("%d of %d runs stalled over 250 ms (%.0f%%), over the %s budget", cl.Stalled, cl.Good, v*100, pctText(st.Budget))
 	}

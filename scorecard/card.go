@@ -90,6 +90,10 @@ type Cell struct {
 	// with no measured run says NoSuccessfulRun, and is not red.
 	Over bool
 	Why  string
+	// SmallSample notes a percentile (or, in the stall_share row, the
+	// p95 convention) resting on fewer runs than it needs (SmallSample):
+	// a note, never a mark.
+	SmallSample string
 
 	Timing    *TimingCell
 	Stall     *StallCell
@@ -156,8 +160,9 @@ func (ce Cell) MarshalJSON() ([]byte, error) {
 		N      int    `json:"n"`
 	}
 	type tail struct {
-		Over bool   `json:"over"`
-		Why  string `json:"why,omitempty"`
+		Over        bool   `json:"over"`
+		Why         string `json:"why,omitempty"`
+		SmallSample string `json:"small_sample,omitempty"`
 	}
 	var kind any = struct{}{}
 	switch {
@@ -172,7 +177,7 @@ func (ce Cell) MarshalJSON() ([]byte, error) {
 	}
 	// Each part is an object: their fields, joined, make the cell's.
 	out := []byte{'{'}
-	for _, part := range []any{head{ce.Row, ce.Sample, ce.N}, kind, tail{ce.Over, ce.Why}} {
+	for _, part := range []any{head{ce.Row, ce.Sample, ce.N}, kind, tail{ce.Over, ce.Why, ce.SmallSample}} {
 		b, err := json.Marshal(part)
 		if err != nil {
 			return nil, err

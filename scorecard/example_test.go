@@ -59,11 +59,13 @@ func ExampleWriteText() {
 	//   stalled >250ms  0% of 3 runs (<= 5%) ok
 	//   buffering       none ok
 	//   outcomes        success 3 ok
+	//   small samples (a note, not a verdict: the marks stand)
+	//     short: p95 on 3 run(s), fewer than the 20 a p95 needs
 	//   red cells
 	//     short TFC: p95 610 ms over the 500 ms budget
 	//   triage, in the scorecard's order
 	//     short, 1. tail vs output length: no token counts were reported, so a longer answer cannot be told from a slower one
-	//     short, 2. gap p95 vs p50: p95 60 ms vs p50 45 ms (x1.3): narrow and within budget: the gaps are not what is red
+	//     short, 2. gap p95 vs p50: p95 60 ms vs p50 45 ms (x1.33): narrow and within budget: the gaps are not what is red
 	//     short, 3. TFC vs prompt size: needs both the short and the long class measured
 	//     short, 4. resume rate: 0 of 3 runs resumed
 	//   verdict: FAIL (1 red cell(s), 0 failing drill(s))

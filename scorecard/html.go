@@ -43,8 +43,12 @@ type Page struct {
 	// RunsPerSample is check's runs per sample; 0 for a report, whose
 	// cards give their own counts.
 	RunsPerSample int
-	// Window names the data a report covers.
+	// Window names the data a report covers, when it has no About.
 	Window string
+	// Verdict is the page's verdict line (Verdict), About what it
+	// covers; both shown first in every output.
+	Verdict string
+	About   *About
 }
 
 // WriteHTML writes check's self-contained HTML report.
@@ -57,8 +61,11 @@ type pageView struct {
 	Page
 	CSS       template.CSS
 	Generated string
-	Legend    []legendGroup
-	Cards     []cardView
+	// Pass colours the verdict line; Lines are About's.
+	Pass   bool
+	Lines  [][2]string
+	Legend []legendGroup
+	Cards  []cardView
 }
 
 // cardView is what html.tmpl shows of a card.
@@ -75,6 +82,8 @@ type cardView struct {
 	Drills    []drillView
 	Triage    []string
 	Timelines []timelineGroup
+	// SmallSamples are the small-sample notes, one per class.
+	SmallSamples []string
 }
 
 // tableView is the card's cells, a column per class.
@@ -112,7 +121,11 @@ type timelineGroup struct {
 // have their chunk times (check), a timeline of the p50 run and the
 // worst run per class and of each drill run, on a time axis in ms.
 func WritePage(w io.Writer, p Page, cards []*Card) error {
-	v := pageView{Page: p, CSS: template.CSS(css), Generated: p.Generated.UTC().Format(time.RFC3339), Legend: legend()}
+	v := pageView{Page: p, CSS: template.CSS(css), Generated: p.Generated.UTC().Format(time.RFC3339), Legend: legend(),
+		Pass: strings.HasPrefix(p.Verdict, "PASS")}
+	if p.About != nil {
+		v.Lines = p.About.Lines()
+	}
 	for _, c := range cards {
 		v.Cards = append(v.Cards, cardViewOf(c, p.RunsPerSample))
 	}
@@ -134,7 +147,7 @@ func Timeline(title string, r *Run) string {
 
 // cardViewOf is the card as the page shows it.
 func cardViewOf(c *Card, runsPerSample int) cardView {
-	v := cardView{Title: c.Title(), Source: c.Source, Resolution: c.Resolution, Pass: c.Pass, Triage: c.Triage}
+	v := cardView{Title: c.Title(), Source: c.Source, Resolution: c.Resolution, Pass: c.Pass, Triage: c.Triage, SmallSamples: c.smallSamples()}
 	if len(c.Samples) > 0 {
 		if runsPerSample == 0 {
 			v.RunsText = c.runsText(0)

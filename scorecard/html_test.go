@@ -2,7 +2,9 @@ package scorecard
 
 import (
 	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -21,16 +23,29 @@ func TestHTMLInChromium(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var b bytes.Buffer
-	if err := WriteHTML(&b, []*Card{fixedCard(), duplicateCard()}, 5, time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)); err != nil {
+	cards := []*Card{fixedCard(), duplicateCard()}
+	p := Page{Title: "streamprobe check", Generated: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), RunsPerSample: 5,
+		Verdict: Verdict(cards, false, "target"), About: &About{Command: "check", Version: "v1.2.3", Host: "probe-1", Config: "/etc/streamprobe/probe.toml"}}
+	if err := WritePage(&b, p, cards); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(b.Bytes(), []byte("http://")) || bytes.Contains(b.Bytes(), []byte("https://")) || bytes.Contains(b.Bytes(), []byte("src=")) {
 		t.Error("the report refers to something outside itself")
 	}
 	os.WriteFile(page, b.Bytes(), 0o644)
-	dom := chromiumtest.DumpDOM(t, "file://"+page)
+	dom := domWithoutConsole(t, "file://"+page)
 	if !strings.Contains(dom, `data-rendered="1"`) {
 		t.Fatalf("the page's script did not run in the browser:\n%.500s", dom)
+	}
+	// The page-level verdict first, then what the page covers.
+	if !regexp.MustCompile(`<h1>streamprobe check</h1>\s*<p class="verdict" id="verdict"><b class="fail">FAIL \(1 of 2 target\(s\) failed\)</b></p>`).MatchString(dom) {
+		t.Errorf("no FAIL verdict at the top:\n%.1500s", dom)
+	}
+	for _, want := range []string{"<th>host</th><td>probe-1</td>", "<th>config</th><td>/etc/streamprobe/probe.toml</td>", "<th>version</th><td>v1.2.3</td>",
+		"Small samples (a note, not a verdict: the marks stand): short: p95 on 5 run(s), fewer than the 20 a p95 needs"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 	svgs := regexp.MustCompile(`<svg class="timeline"[^>]*>`).FindAllString(dom, -1)
 	// short, long, cancel: p50 and worst each (worst == p50 when all runs
@@ -108,6 +123,13 @@ func TestHTMLInChromium(t *testing.T) {
 	if !strings.Contains(dom, `data-row="tfc" data-sample="short" data-n="5"`) {
 		t.Error("the short TFC cell does not plot its 5 runs")
 	}
+	// The long tail's 30 s budget lies far beyond its 1170 ms tails: the
+	// axis fits the tails, and the budget is named at the edge.
+	longTail := regexp.MustCompile(`<svg class="strip"[^>]*data-row="tail" data-sample="long"[^>]*>.*?</svg>`).FindString(dom)
+	if !strings.Contains(longTail, `data-budget-off="30000"`) || !strings.Contains(longTail, "budget 30 s →") || strings.Contains(longTail, `class="budget"`) ||
+		!strings.Contains(longTail, ">1500 ms<") {
+		t.Errorf("the long tail's plot does not fit its data:\n%s", longTail)
+	}
 	chromiumtest.Screenshot(t, "file://"+page, 1100, 1400, 10000)
 }
 
@@ -162,4 +184,26 @@ func TestHTMLEscapesEveryText(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+}
+
+// domWithoutConsole loads url in headless Chromium and returns its DOM
+// once the page's scripts ran, failing the test when the page logged
+// anything to the console (a script error, a warning).
+func domWithoutConsole(t *testing.T, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), chromiumtest.Timeout)
+	defer cancel()
+	args := append(append([]string(nil), chromiumtest.Flags...), "--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0", "--dump-dom", url)
+	cmd := exec.CommandContext(ctx, chromiumtest.Bin(t), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, errb.String())
+	}
+	for _, line := range strings.Split(errb.String(), "\n") {
+		if strings.Contains(line, ":CONSOLE") {
+			t.Errorf("console: %s", line)
+		}
+	}
+	return out.String()
 }

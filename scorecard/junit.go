@@ -3,6 +3,8 @@ package scorecard
 import (
 	"encoding/xml"
 	"io"
+	"slices"
+	"strings"
 )
 
 // JUnit XML, one testsuite per target, one testcase per cell and drill.
@@ -15,10 +17,18 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+// junitProperty is one property of a testsuite: what the page covers,
+// and the small-sample notes of its classes.
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -42,9 +52,27 @@ func WriteJUnit(w io.Writer, cards []*Card) error {
 // WriteJUnitNamed writes the cards as JUnit XML under name, one testsuite
 // per card (a report's region cards and fleet card apart).
 func WriteJUnitNamed(w io.Writer, name string, cards []*Card) error {
+	return WriteJUnitPage(w, Page{Title: name}, cards)
+}
+
+// WriteJUnitPage writes the cards as JUnit XML named by the page's
+// title, each testsuite with the page's About and its verdict as
+// properties.
+func WriteJUnitPage(w io.Writer, p Page, cards []*Card) error {
+	name := p.Title
 	all := junitSuites{Name: name}
+	var props []junitProperty
+	if p.Verdict != "" {
+		props = append(props, junitProperty{"verdict", p.Verdict})
+	}
+	if p.About != nil {
+		for _, l := range p.About.Lines() {
+			props = append(props, junitProperty{l[0], l[1]})
+		}
+	}
 	for _, c := range cards {
 		s := junitSuiteOf(name, c)
+		s.Properties = slices.Concat(props, s.Properties)
 		all.Tests += s.Tests
 		all.Failures += s.Failures
 		all.Suites = append(all.Suites, s)
@@ -70,8 +98,15 @@ func junitSuiteOf(name string, c *Card) junitSuite {
 		scope, class = c.Target+" region "+c.Region, "streamprobe."+c.Region+"."+c.Target
 	}
 	s := junitSuite{Name: name + " " + scope}
+	for _, n := range c.smallSamples() {
+		sample, note, _ := strings.Cut(n, ": ")
+		s.Properties = append(s.Properties, junitProperty{"small_sample." + sample, note + " (" + SmallSampleNote + ")"})
+	}
 	for _, ce := range c.Cells {
 		text, _ := ce.text()
+		if ce.SmallSample != "" {
+			text += "; small sample: " + ce.SmallSample
+		}
 		tc := junitCase{Name: ce.Sample + " " + rowNames[ce.Row], Classname: class + "." + ce.Sample, SystemOut: text}
 		if ce.Over {
 			tc.Failure = &junitFailure{Message: ce.Why, Type: "over_budget", Text: ce.Sample + " " + rowNames[ce.Row] + ": " + ce.Why}

@@ -58,6 +58,20 @@ func legend() []legendGroup {
 	}
 }
 
+// BudgetReach is how far beyond the largest value a budget may lie and
+// still set the axis of a cell's plot: beyond, the axis fits the data
+// and the budget is marked at its edge ("budget 30 s ->").
+const BudgetReach = 3.0
+
+// durText is a budget as the edge mark names it: ms under a second, s
+// from there.
+func durText(ms float64) string {
+	if ms < 1000 {
+		return trimFloat(ms) + " ms"
+	}
+	return trimFloat(math.Round(ms/100)/10) + " s"
+}
+
 // maxDots is the most values a cell draws as dots; beyond, the ECDF
 // alone shows them.
 const maxDots = 200
@@ -73,8 +87,10 @@ type stripView struct {
 	Row, RowName, Sample string
 	Width, Height        float64
 	N                    int
-	// DataBudget is the budget for the page's checks, "" without one.
-	DataBudget string
+	// DataBudget is the budget for the page's checks, "" without one or
+	// when it lies beyond the axis: DataBudgetOff then, marked at the
+	// edge.
+	DataBudget, DataBudgetOff string
 	// BucketXs mark the bucket bounds (histogram sources), from Base up
 	// to BucketTop.
 	BucketXs        []float64
@@ -132,7 +148,11 @@ func stripOf(ce *Cell, d Dist) *stripView {
 			hi = max(hi, bk.Lo)
 		}
 	}
-	if t.Budget != nil {
+	// The budget widens the axis only when it lies near the data: a
+	// budget far beyond it is marked at the edge instead, so the data
+	// keep the width (a 30 s tail budget over 60 ms tails).
+	farBudget := t.Budget != nil && *t.Budget > hi*BudgetReach
+	if t.Budget != nil && !farBudget {
 		hi = max(hi, *t.Budget)
 	}
 	span, step := axisSpan(hi*1.05, width-left-right)
@@ -161,7 +181,12 @@ func stripOf(ce *Cell, d Dist) *stripView {
 			labels = append(labels, label{x: x(*p.v) + 2, text: p.name})
 		}
 	}
-	if t.Budget != nil {
+	switch {
+	case farBudget:
+		v.DataBudgetOff = fmt.Sprintf("%g", *t.Budget)
+		text := "budget " + durText(*t.Budget) + " →"
+		labels = append(labels, label{x: width, text: text})
+	case t.Budget != nil:
 		v.DataBudget = fmt.Sprintf("%g", *t.Budget)
 		v.Marks = append(v.Marks, mark{Class: "budget", X: x(*t.Budget), Y1: top - 4, Y2: base, Title: "p95 budget " + msText(*t.Budget)})
 		labels = append(labels, label{x: x(*t.Budget) + 2, text: "budget"})

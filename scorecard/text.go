@@ -50,6 +50,12 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 		}
 		c.textTable(&b, color)
 	}
+	if notes := c.smallSamples(); len(notes) > 0 {
+		fmt.Fprintf(&b, "  small samples (%s)\n", SmallSampleNote)
+		for _, n := range notes {
+			fmt.Fprintf(&b, "    %s\n", shown(n))
+		}
+	}
 	c.textDrills(&b, color)
 	if red := c.RedCells(); len(red) > 0 {
 		b.WriteString("  red cells\n")
@@ -83,6 +89,17 @@ func WriteText(w io.Writer, cards []*Card, color bool, runsPerSample int) error 
 		}
 	}
 	return nil
+}
+
+// WritePageText writes the page's head (its verdict and what it covers,
+// when it has an About) and a blank line, then the cards as WriteText does.
+func WritePageText(w io.Writer, p Page, cards []*Card, color bool) error {
+	if p.About != nil {
+		if _, err := io.WriteString(w, p.About.Head(p.Verdict, color)+"\n"); err != nil {
+			return err
+		}
+	}
+	return WriteText(w, cards, color, p.RunsPerSample)
 }
 
 // textTable writes the cells, a column per class, each cell's text

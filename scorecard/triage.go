@@ -6,6 +6,49 @@ import (
 	"github.com/streamprobe/streamprobe/probe"
 )
 
+// The triage's thresholds: a ratio at or over one names its cause. A
+// ratio within TriageMargin of a threshold (relative, either side) is
+// not decided: noise of a few ms must not flip a cause (x1.47 and x1.53
+// against x1.5 say the same thing: near).
+const (
+	// SpreadRatio: gap p95 over p50 from which the spread is stalls.
+	SpreadRatio = 3.0
+	// PromptRatio: TFC p50 of the largest prompt over the smallest's
+	// from which TFC tracks prompt length.
+	PromptRatio = 1.5
+	// SetupShare: connection setup's share of the TFC from which
+	// connecting dominates it.
+	SetupShare = 0.5
+	// TriageMargin is the band around each threshold, +-5%.
+	TriageMargin = 0.05
+)
+
+// Side is where a ratio lies against a threshold.
+type Side int
+
+// Below, Near and Above: under the band, within it, over it.
+const (
+	Below Side = iota
+	Near
+	Above
+)
+
+// Against places ratio against threshold with the TriageMargin band.
+func Against(ratio, threshold float64) Side {
+	switch {
+	case ratio >= threshold*(1+TriageMargin):
+		return Above
+	case ratio > threshold*(1-TriageMargin):
+		return Near
+	}
+	return Below
+}
+
+// nearText says a ratio is within the band of its threshold.
+func nearText(threshold float64) string {
+	return fmt.Sprintf("near the x%g threshold (within %.0f%%): not decided", threshold, TriageMargin*100)
+}
+
 // triageRows are the rows the article's triage explains: a red outcomes
 // row is explained by its failing run instead.
 var triageRows = []string{"tfc", "gap", "tail", "close", "stall_share", "buffering"}
@@ -59,19 +102,22 @@ func (c *Card) spread(s string) string {
 		return pair + ": the gaps collapsed into bursts, and the freezes between them are a few gaps the percentiles hide; not the model: see the buffering row"
 	}
 	ratio := *g.P95 / max(*g.P50, 0.001)
-	if ratio >= 3 {
-		return fmt.Sprintf("%s (x%.1f): a wide spread is stalls", pair, ratio)
+	switch Against(ratio, SpreadRatio) {
+	case Above:
+		return fmt.Sprintf("%s (x%.2f): a wide spread is stalls", pair, ratio)
+	case Near:
+		return fmt.Sprintf("%s (x%.2f): %s between stalls and a slow model", pair, ratio, nearText(SpreadRatio))
 	}
 	if st := c.cell("stall_share", s); st.Over {
-		return fmt.Sprintf("%s (x%.1f): narrow, yet %s of runs stalled over 250 ms: a few long freezes per run that the percentiles smooth over, not a slow model", pair, ratio, pctText(*st.Stall.Share))
+		return fmt.Sprintf("%s (x%.2f): narrow, yet %s of runs stalled over 250 ms: a few long freezes per run that the percentiles smooth over, not a slow model", pair, ratio, pctText(*st.Stall.Share))
 	}
 	if gc.Over {
-		return fmt.Sprintf("%s (x%.1f): narrow but high is a slow model or heavy batching", pair, ratio)
+		return fmt.Sprintf("%s (x%.2f): narrow but high is a slow model or heavy batching", pair, ratio)
 	}
 	if g.Budget == nil {
-		return fmt.Sprintf("%s (x%.1f): narrow, and no gap budget to call it high", pair, ratio)
+		return fmt.Sprintf("%s (x%.2f): narrow, and no gap budget to call it high", pair, ratio)
 	}
-	return fmt.Sprintf("%s (x%.1f): narrow and within budget: the gaps are not what is red", pair, ratio)
+	return fmt.Sprintf("%s (x%.2f): narrow and within budget: the gaps are not what is red", pair, ratio)
 }
 
 // prompt compares the TFC p50 of the class of the largest prompt with
@@ -83,10 +129,14 @@ func (c *Card) prompt() string {
 		return fmt.Sprintf("needs both the %s and the %s class measured", small, large)
 	}
 	ratio := *hi.Timing.P50 / max(*lo.Timing.P50, 0.001)
-	pair := fmt.Sprintf("%s p50 %s vs %s p50 %s (x%.1f)", large, msText(*hi.Timing.P50), small, msText(*lo.Timing.P50), ratio)
+	pair := fmt.Sprintf("%s p50 %s vs %s p50 %s", large, msText(*hi.Timing.P50), small, msText(*lo.Timing.P50))
+	side := Against(ratio, PromptRatio)
+	pair += fmt.Sprintf(" (x%.2f)", ratio)
 	switch {
-	case ratio >= 1.5:
+	case side == Above:
 		return pair + ": TFC tracks prompt length, a prefill problem"
+	case side == Near:
+		return pair + ": " + nearText(PromptRatio) + " whether TFC tracks prompt length (prefill) or is flat (queueing or buffering)"
 	case c.cell("buffering", small).Over || c.cell("buffering", large).Over:
 		return pair + ": flat across prompt sizes; suspected proxy buffering (see the buffering row): the TFC is when the proxy let the answer go, not when the model started"
 	}
@@ -137,8 +187,11 @@ func (c *Card) setup(s string) string {
 	tfc, _ := cl.SetupTFC.quantile(0.5)
 	share := *setup / max(*tfc, 0.001)
 	msg := fmt.Sprintf("; connection setup (DNS+TCP+TLS) p50 %s of TFC p50 %s (%.0f%%)", msText(*setup), msText(*tfc), share*100)
-	if share >= 0.5 {
+	switch Against(share, SetupShare) {
+	case Above:
 		msg += ": TFC is dominated by connecting, not by the model: look at the network path, DNS or TLS termination"
+	case Near:
+		msg += fmt.Sprintf(": near half (%.0f%% vs %.0f%%), not decided whether connecting dominates the TFC", share*100, SetupShare*100)
 	}
 	return msg
 }

@@ -149,11 +149,25 @@ func TestTriageComparesPromptSizesNotNames(t *testing.T) {
 		want    string
 	}{
 		{"other names", []Class{class("brief", 40, 400), class("essay", 4000, 1200)},
-			"essay p50 1200 ms vs brief p50 400 ms (x3.0): TFC tracks prompt length, a prefill problem"},
+			"essay p50 1200 ms vs brief p50 400 ms (x3.00): TFC tracks prompt length, a prefill problem"},
 		{"largest prompt first", []Class{class("essay", 4000, 1200), class("brief", 40, 400)},
-			"essay p50 1200 ms vs brief p50 400 ms (x3.0): TFC tracks prompt length, a prefill problem"},
+			"essay p50 1200 ms vs brief p50 400 ms (x3.00): TFC tracks prompt length, a prefill problem"},
 		{"names that say the opposite", []Class{class("short", 5000, 500), class("long", 50, 480)},
-			"short p50 500 ms vs long p50 480 ms (x1.0): flat across prompt sizes; if high, queueing or buffering"},
+			"short p50 500 ms vs long p50 480 ms (x1.04): flat across prompt sizes; if high, queueing or buffering"},
+		// Around the x1.5 threshold, +-5%: a few ms of noise (short TFC
+		// 420 instead of 413 ms) never flips tracking into flat.
+		{"x1.40: flat", []Class{class("brief", 40, 1000), class("essay", 4000, 1400)},
+			"essay p50 1400 ms vs brief p50 1000 ms (x1.40): flat across prompt sizes"},
+		{"x1.47: near", []Class{class("brief", 40, 1000), class("essay", 4000, 1470)},
+			"essay p50 1470 ms vs brief p50 1000 ms (x1.47): near the x1.5 threshold (within 5%): not decided whether TFC tracks prompt length"},
+		{"x1.53: near", []Class{class("brief", 40, 1000), class("essay", 4000, 1530)},
+			"essay p50 1530 ms vs brief p50 1000 ms (x1.53): near the x1.5 threshold (within 5%): not decided whether TFC tracks prompt length"},
+		{"x1.60: tracks", []Class{class("brief", 40, 1000), class("essay", 4000, 1600)},
+			"essay p50 1600 ms vs brief p50 1000 ms (x1.60): TFC tracks prompt length, a prefill problem"},
+		{"the issue's 622 vs 413 and 420: both near", []Class{class("brief", 40, 420), class("essay", 4000, 622)},
+			"essay p50 622 ms vs brief p50 420 ms (x1.48): near the x1.5 threshold"},
+		{"the issue's 622 vs 413", []Class{class("brief", 40, 413), class("essay", 4000, 622)},
+			"essay p50 622 ms vs brief p50 413 ms (x1.51): near the x1.5 threshold"},
 		{"same prompt: the first of each size", []Class{class("brief", 40, 400), class("essay", 4000, 1200), class("essay-2", 4000, 300)},
 			"essay p50 1200 ms vs brief p50 400 ms"},
 		{"one prompt size: the samples this binary knows", []Class{class("brief", 40, 400)},
@@ -166,5 +180,57 @@ func TestTriageComparesPromptSizesNotNames(t *testing.T) {
 				t.Errorf("step 3 %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// Against places a ratio against a threshold with the +-5% band: the
+// band's edges and the values either side.
+func TestAgainstBand(t *testing.T) {
+	for _, tt := range []struct {
+		ratio float64
+		want  Side
+	}{{1.40, Below}, {1.42, Below}, {1.43, Near}, {1.47, Near}, {1.5, Near}, {1.53, Near}, {1.57, Near}, {1.58, Above}, {1.60, Above}} {
+		if got := Against(tt.ratio, PromptRatio); got != tt.want {
+			t.Errorf("Against(%g, 1.5) = %d, want %d", tt.ratio, got, tt.want)
+		}
+	}
+}
+
+// Step 2's x3 spread rule has the same band: a gap p95 of 2.9 times the
+// p50 is not decided, 3.3 is stalls, 2.5 is narrow.
+func TestTriageSpreadMargin(t *testing.T) {
+	spread := func(p95 float64) string {
+		t.Helper()
+		// 18 gaps of 100 ms and two of p95 ms per run: the p95 of 20
+		// runs' gaps lies at the large gaps.
+		var runs []Run
+		for i := range 20 {
+			chunks := []float64{100}
+			for k := range 18 {
+				chunks = append(chunks, 200+float64(k)*100)
+			}
+			chunks = append(chunks, chunks[len(chunks)-1]+p95, chunks[len(chunks)-1]+2*p95)
+			runs = append(runs, run("short", i, probe.Success, chunks, ptr(chunks[len(chunks)-1]+5), 0))
+		}
+		c := Build("api", []string{"short"}, map[string][]Run{"short": runs}, nil, map[string]Budget{"short": {Gap: 50}})
+		for _, l := range c.Triage {
+			if strings.HasPrefix(l, "short, 2.") {
+				return l
+			}
+		}
+		t.Fatalf("no step 2 in %q", c.Triage)
+		return ""
+	}
+	for _, tt := range []struct {
+		p95  float64
+		want string
+	}{
+		{250, "(x2.50): narrow but high"},
+		{290, "(x2.90): near the x3 threshold (within 5%): not decided between stalls and a slow model"},
+		{330, "(x3.30): a wide spread is stalls"},
+	} {
+		if got := spread(tt.p95); !strings.Contains(got, tt.want) {
+			t.Errorf("gap p95 %g ms: %q, want %q", tt.p95, got, tt.want)
+		}
 	}
 }

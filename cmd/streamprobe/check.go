@@ -14,11 +14,12 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 
-const checkUsage = `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-json] [-junit FILE] [-html FILE]
+const checkUsage = `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-q] [-json] [-junit FILE] [-html FILE]
 
 The acceptance check before a rollout: runs each configured sample N times
 per target (and each configured drill once), and prints a scorecard per
@@ -37,6 +38,7 @@ type checkFlags struct {
 	config     string
 	targets    listFlag
 	runs, conc int
+	quiet      bool
 	out        cardOutputs
 }
 
@@ -80,7 +82,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	pass := !interrupted && allPass(cards)
 	doc := map[string]any{"pass": pass, "interrupted": interrupted, "runs_per_sample": f.runs, "targets": cards}
-	return f.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe check", Generated: time.Now(), RunsPerSample: f.runs})
+	about := &scorecard.About{Command: "check", Version: version.String(), Host: cfg.Host, Config: f.config}
+	return f.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe check", Generated: time.Now(), RunsPerSample: f.runs,
+		Verdict: scorecard.Verdict(cards, pass, "target"), About: about})
 }
 
 // parseCheckFlags reads check's flags and checks them, and that the output
@@ -92,6 +96,7 @@ func parseCheckFlags(args []string, stdout, stderr io.Writer) (*checkFlags, int,
 	fs.Var(&f.targets, "target", "only this target (repeatable; default: every target)")
 	fs.IntVar(&f.runs, "runs", 20, "runs of each sample per target")
 	fs.IntVar(&f.conc, "concurrency", 4, "runs in flight at once")
+	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr (by default one line per target/sample as its runs finish; on a terminal one line kept up to date)")
 	f.out.flags(fs, "print one JSON summary instead of the tables", "also write JUnit XML to this file (one testcase per cell and per drill)",
 		"also write a self-contained HTML report with timelines to this file")
 	if code, ok := parseFlags(fs, args, stdout, stderr, checkUsage); !ok {
@@ -112,23 +117,17 @@ func parseCheckFlags(args []string, stdout, stderr io.Writer) (*checkFlags, int,
 }
 
 // measure runs the jobs of the selected targets, samples f.runs times
-// and drills once, with a progress line on a terminal; interrupted when
+// and drills once, saying how far it got on stderr (progress); interrupted when
 // ctx ended first, and then says so on stderr.
 func measure(ctx context.Context, f *checkFlags, all []jobs.Job, stderr io.Writer) (map[string][]scorecard.Run, bool) {
 	var todo []jobs.Job
-	total := 0
 	for _, j := range all {
 		if len(f.targets) > 0 && !slices.Contains(f.targets, j.Target.Name) {
 			continue
 		}
 		todo = append(todo, j)
-		if j.Drill.Name == "" {
-			total += f.runs
-		} else {
-			total++
-		}
 	}
-	progress := newProgress(stderr, total)
+	progress := newProgress(stderr, todo, f.runs, f.quiet)
 	results := runAll(ctx, todo, f.runs, f.conc, progress)
 	progress.done()
 	if ctx.Err() == nil {
@@ -138,50 +137,20 @@ func measure(ctx context.Context, f *checkFlags, all []jobs.Job, stderr io.Write
 	for _, rs := range results {
 		n += len(rs)
 	}
-	fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, total)
+	fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, progress.total)
 	return results, true
 }
 
 // checkCards makes the card of each selected target, its samples in
-// their fixed order, from its runs.
+// their fixed order, from its runs (scorecard.Cards: the daemon's status
+// page judges with the same).
 func checkCards(cfg *config.Config, targets []string, results map[string][]scorecard.Run) []*scorecard.Card {
-	budgets := budgetsOf(cfg)
-	var cards []*scorecard.Card
-	for _, ct := range cfg.Targets {
-		if len(targets) > 0 && !slices.Contains(targets, ct.Name) {
-			continue
-		}
-		var samples []string
-		for _, s := range probe.SampleNames {
-			if slices.Contains(ct.Samples, s) {
-				samples = append(samples, s)
-			}
-		}
-		bySample := map[string][]scorecard.Run{}
-		var drills []scorecard.Run
-		for _, r := range results[ct.Name] {
-			if r.Record.Drill != probe.DrillNone {
-				drills = append(drills, r)
-			} else {
-				bySample[r.Record.Sample] = append(bySample[r.Record.Sample], r)
-			}
-		}
-		cards = append(cards, scorecard.Build(ct.Name, samples, bySample, drills, budgets))
-	}
-	return cards
+	return scorecard.Cards(cfg, targets, results)
 }
 
 // budgetsOf are the config's [budget.<sample>] tables as the scorecard
 // takes them.
-func budgetsOf(cfg *config.Config) map[string]scorecard.Budget {
-	budgets := map[string]scorecard.Budget{}
-	for s, b := range cfg.Budgets {
-		budgets[s] = scorecard.Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
-	}
-	return budgets
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func budgetsOf(cfg *config.Config) map[string]scorecard.Budget { return scorecard.Budgets(cfg) }
 
 func allPass(cards []*scorecard.Card) bool {
 	return !slices.ContainsFunc(cards, func(c *scorecard.Card) bool { return !c.Pass })
@@ -209,16 +178,17 @@ func (o *cardOutputs) flags(fs *flag.FlagSet, json, junit, html string) {
 // on stderr).
 func (o cardOutputs) write(stdout, stderr io.Writer, cards []*scorecard.Card, pass bool, doc map[string]any, page scorecard.Page) int {
 	if o.asJSON {
+		doc["verdict"], doc["about"] = page.Verdict, page.About
 		json.NewEncoder(stdout).Encode(doc)
 	} else {
 		color := isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && stdout == io.Writer(os.Stdout)
-		scorecard.WriteText(stdout, cards, color, page.RunsPerSample)
+		scorecard.WritePageText(stdout, page, cards, color)
 	}
 	for _, out := range []struct {
 		flag, path string
 		write      func(io.Writer) error
 	}{
-		{"-junit", o.junit, func(w io.Writer) error { return scorecard.WriteJUnitNamed(w, "streamprobe "+o.cmd, cards) }},
+		{"-junit", o.junit, func(w io.Writer) error { return scorecard.WriteJUnitPage(w, page, cards) }},
 		{"-html", o.html, func(w io.Writer) error { return scorecard.WritePage(w, page, cards) }},
 	} {
 		if out.path == "" {
@@ -266,11 +236,7 @@ func runAll(ctx context.Context, todo []jobs.Job, n, conc int, p *progress) map[
 	}
 	var tasks []task
 	for _, j := range todo {
-		k := n
-		if j.Drill.Name != "" {
-			k = 1
-		}
-		for range k {
+		for range runsOf(j, n) {
 			tasks = append(tasks, task{j})
 		}
 	}
@@ -298,41 +264,64 @@ func runAll(ctx context.Context, todo []jobs.Job, n, conc int, p *progress) map[
 			mu.Lock()
 			out[t.j.Target.Name] = append(out[t.j.Target.Name], run)
 			mu.Unlock()
-			p.add(res.Record)
+			p.add(t.j, res.Record)
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-// progress is the line a terminal shows while runs are in flight; silent
-// when stderr is not a terminal.
+// progress says on stderr what check is doing: on a terminal one line
+// kept up to date; otherwise (a CI log) one line per target/sample and
+// target/drill, when its runs are done. Silent with -q.
 type progress struct {
 	w            io.Writer
-	on           bool
+	term, quiet  bool
 	mu           sync.Mutex
 	total, n, ko int
+	want         map[string]int // runs a job has to make, by job name
+	got, failed  map[string]int
 }
 
-func newProgress(w io.Writer, total int) *progress {
+func newProgress(w io.Writer, todo []jobs.Job, runs int, quiet bool) *progress {
 	f, ok := w.(*os.File)
-	return &progress{w: w, total: total, on: ok && isTerminal(f)}
+	p := &progress{w: w, term: ok && isTerminal(f), quiet: quiet, want: map[string]int{}, got: map[string]int{}, failed: map[string]int{}}
+	for _, j := range todo {
+		p.want[j.Name] = runsOf(j, runs)
+		p.total += p.want[j.Name]
+	}
+	return p
 }
 
-func (p *progress) add(r probe.Record) {
+func (p *progress) add(j jobs.Job, r probe.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
+	p.got[j.Name]++
 	if !r.Passed() {
 		p.ko++
+		p.failed[j.Name]++
 	}
-	if p.on {
+	switch {
+	case p.quiet:
+	case p.term:
 		fmt.Fprintf(p.w, "\r%d/%d runs done, %d failed so far", p.n, p.total, p.ko)
+	case p.got[j.Name] == p.want[j.Name]:
+		fmt.Fprintf(p.w, "streamprobe check: %s: %d run(s), %d failed (%d/%d runs done)\n", shown(j.Name), p.want[j.Name], p.failed[j.Name], p.n, p.total)
 	}
 }
 
 func (p *progress) done() {
-	if p.on {
+	if p.term && !p.quiet {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
+}
+
+// runsOf is how many runs check makes of j: runs for a sample, one for a
+// drill.
+func runsOf(j jobs.Job, runs int) int {
+	if j.Drill.Name != "" {
+		return 1
+	}
+	return runs
 }

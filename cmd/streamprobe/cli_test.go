@@ -33,6 +33,26 @@ func TestHelpGoesToStdout(t *testing.T) {
 	}
 }
 
+// help TOPIC: a command's help on stdout with exit 0; a help word as the
+// topic (help -h once recursed until memory ran out) is the usage; an
+// unknown topic is one line on stderr, exit 2.
+func TestHelpTopics(t *testing.T) {
+	for _, args := range [][]string{{"help", "-h"}, {"help", "--help"}, {"help", "help"}, {"-h", "-h"}} {
+		code, stdout, stderr := runCmd(t, args...)
+		if code != exitOK || stderr != "" || stdout != usage {
+			t.Errorf("%q: exit %d, stdout %.60q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	code, stdout, stderr := runCmd(t, "help", "once")
+	if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "Usage: streamprobe once") || !strings.Contains(stdout, "-url") {
+		t.Errorf("help once: exit %d, stdout %.60q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd(t, "help", "nosuch")
+	if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `unknown command "nosuch"`) {
+		t.Errorf("help nosuch: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
 // A bad flag is one line with a hint, exit 2.
 func TestBadFlagIsOneLine(t *testing.T) {
 	for _, cmd := range []string{"once", "demo", "run", "validate", "check"} {
@@ -157,7 +177,9 @@ func TestCheckSaysWhyRunsFailed(t *testing.T) {
 	if code != exitFail || !strings.Contains(stdout, "short outcomes: "+why) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "TFC             no successful run") || strings.Contains(stdout, "absent") || strings.Contains(stdout, "triage") || strings.Count(stdout, "OVER")+strings.Count(stdout, "FAIL") != 2 {
+	// The card's marks, after the page's head (its FAIL verdict).
+	_, card, _ := strings.Cut(stdout, "\ntarget gone\n")
+	if !strings.Contains(stdout, "TFC             no successful run") || strings.Contains(stdout, "absent") || strings.Contains(stdout, "triage") || strings.Count(card, "OVER")+strings.Count(card, "FAIL") != 2 {
 		t.Errorf("cells or triage:\n%s", stdout)
 	}
 	for _, f := range []string{"j.xml", "r.html"} {

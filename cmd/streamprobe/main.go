@@ -29,13 +29,15 @@ Usage:
   streamprobe once -url URL [flags]   run one streaming request (or a resume drill with -drill) and print its record
   streamprobe run [-config FILE]      run the scheduled daemon (metrics push, /metrics)
   streamprobe validate [-config FILE] check a config file
+                                      (run and validate read /etc/streamprobe/probe.toml without -config)
   streamprobe check -config FILE      the acceptance check before a rollout: scorecard, exit 0 or 1
   streamprobe report -config FILE -log FILE | -vm URL
                                       the scorecard over a window of results logs or VictoriaMetrics, by region
   streamprobe help [command]          show help for a command
-  streamprobe version                 print the version (also --version)
+  streamprobe version                 print the version (also -v, --version)
 
-Run 'streamprobe COMMAND -h' for the flags of a command.
+Run 'streamprobe COMMAND -h' for the flags of a command; 'streamprobe' alone
+prints this text (exit 0).
 Exit codes: 0 success, 1 the probe found a failure, 2 bad usage.
 `
 
@@ -45,8 +47,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
+		// Bare streamprobe: what it can do, asked for as much as -h.
+		fmt.Fprint(stdout, usage)
+		return exitOK
 	}
 	switch args[0] {
 	case "once":
@@ -61,12 +64,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdCheck(ctx, args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(ctx, args[1:], stdout, stderr)
-	case "version", "-version", "--version":
+	case "version", "-version", "--version", "-v":
 		fmt.Fprintf(stdout, "streamprobe %s\n", version.String())
 		return exitOK
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
-			return run([]string{args[1], "-h"}, stdout, stderr)
+			switch args[1] {
+			case "help", "-h", "-help", "--help":
+				// help -h, help help: the usage below, not help again.
+			default:
+				return run([]string{args[1], "-h"}, stdout, stderr)
+			}
 		}
 		fmt.Fprint(stdout, usage)
 		return exitOK

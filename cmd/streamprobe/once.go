@@ -81,7 +81,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the record as one JSON object per line")
 	fs.BoolVar(&f.http2, "http2", false, "offer HTTP/2 over TLS, as browsers do (default: HTTP/1.1, as the OpenAI and Anthropic SDKs)")
 	fs.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify the target's TLS certificate (logged loudly; for test hosts only)")
-	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see the README)")
+	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see docs/drills.md)")
 	fs.IntVar(&f.dropAfter, "drop-after", probe.DefaultDropAfter, "drill: content chunks a connection reads before the client drops it")
 	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
 	fs.IntVar(&f.rewind, "rewind", probe.DefaultRewind, "duplicate drill: how many events back the last resume starts")

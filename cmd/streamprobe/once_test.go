@@ -180,3 +180,20 @@ func TestOnceDrillSampleAndAnthropicKey(t *testing.T) {
 		t.Errorf("anthropic headers %v", h)
 	}
 }
+
+// The README's stale example: against the correct built-in server, id 1 is
+// inside its retention window, so it is not stale: the drill says so and
+// exits 0; the default stale id gets the server's defined answer.
+func TestOnceStaleIDTheServerHas(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runCmd(t, "once", "-builtin", "-drill", "stale", "-stale-id", "1")
+	if code != exitOK || !strings.Contains(stdout, "resume verdict   NOT_STALE\n") ||
+		!strings.Contains(stdout, "Last-Event-ID: 1 is not stale on this server: it resumed from it as from any id, with id 2 next") {
+		t.Errorf("-stale-id 1: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd(t, "once", "-builtin", "-drill", "stale")
+	if code != exitOK || !strings.Contains(stdout, "resume verdict   STALE_OK\n") ||
+		!strings.Contains(stdout, "stale Last-Event-ID: streamprobe-stale-id-0 answered by error_event") {
+		t.Errorf("default stale id: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

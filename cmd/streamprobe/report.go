@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/report"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
@@ -78,10 +79,11 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var cards []*scorecard.Card
 	var source map[string]any
+	about := &scorecard.About{Command: "report", Version: version.String()}
 	if rf.vm != "" {
-		cards, source, err = vmCards(ctx, rf.vm, &f, now, budgetsOf(cfg))
+		cards, source, err = vmCards(ctx, rf.vm, &f, now, budgetsOf(cfg), about)
 	} else {
-		cards, source, err = logCards(rf.logs, f, budgetsOf(cfg), stderr)
+		cards, source, err = logCards(rf.logs, f, budgetsOf(cfg), stderr, about)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -97,8 +99,13 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFail
 	}
 	pass := allPass(cards)
+	about.Window = windowText(f)
+	if rf.vm != "" {
+		about.Window += " (the buckets hold no run's start time)"
+	}
 	doc := map[string]any{"pass": pass, "source": source, "cards": cards}
-	return rf.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe report", Generated: now, Window: windowText(f)})
+	return rf.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe report", Generated: now,
+		Verdict: scorecard.Verdict(cards, pass, "card"), About: about})
 }
 
 // parseReportFlags reads report's flags.
@@ -140,7 +147,7 @@ func (rf *reportFlags) filter(now time.Time) (report.Filter, error) {
 // vmCards are the cards of the window read from VictoriaMetrics at url:
 // the window ends at -until (default now) and starts at -since (default
 // report.DefaultWindow before), set in f.
-func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, budgets map[string]scorecard.Budget) ([]*scorecard.Card, map[string]any, error) {
+func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, budgets map[string]scorecard.Budget, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
 	if f.Until.IsZero() {
 		f.Until = now
 	}
@@ -148,13 +155,15 @@ func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, b
 		f.Since = f.Until.Add(-report.DefaultWindow)
 	}
 	vm := report.VM{URL: url, HTTP: &http.Client{Timeout: time.Minute}}
-	cards, err := vm.Cards(ctx, *f, budgets)
-	return cards, map[string]any{"victoriametrics": url}, err
+	cards, seen, err := vm.CardsSeen(ctx, *f, budgets)
+	shown := report.ShownURL(url)
+	about.Sources, about.Hosts, about.Regions = []string{"VictoriaMetrics " + shown}, seen.Hosts, seen.Regions
+	return cards, map[string]any{"victoriametrics": shown}, err
 }
 
 // logCards are the cards of the runs f selects in the -log files, with a
 // line on stderr counting what was read.
-func logCards(logs []string, f report.Filter, budgets map[string]scorecard.Budget, stderr io.Writer) ([]*scorecard.Card, map[string]any, error) {
+func logCards(logs []string, f report.Filter, budgets map[string]scorecard.Budget, stderr io.Writer, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
 	files, err := logFiles(logs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-log: %w", err)
@@ -168,6 +177,16 @@ func logCards(logs []string, f report.Filter, budgets map[string]scorecard.Budge
 	var paths []string
 	for _, lf := range files {
 		paths = append(paths, lf.Path)
+		if lf.Region != "" {
+			about.Sources = append(about.Sources, lf.Region+"="+lf.Path)
+		} else {
+			about.Sources = append(about.Sources, lf.Path)
+		}
+	}
+	seen := l.Seen()
+	about.Hosts, about.Regions = seen.Hosts, seen.Regions
+	if !seen.First.IsZero() {
+		about.FirstRun, about.LastRun = seen.First.UTC().Format(time.RFC3339), seen.Last.UTC().Format(time.RFC3339)
 	}
 	source := map[string]any{"logs": paths, "runs": l.Kept, "lines_not_a_record": l.Bad, "lines_oversized": l.Oversized}
 	if l.Oversized > 0 {

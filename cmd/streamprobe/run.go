@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -21,6 +22,16 @@ const defaultConfig = "/etc/streamprobe/probe.toml"
 
 func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", defaultConfig, "the TOML config file (see probe.example.toml)")
+}
+
+// noteDefaultConfig says, as the first line on stderr, that cmd reads the
+// default config because fs had no -config.
+func noteDefaultConfig(fs *flag.FlagSet, stderr io.Writer) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "config" })
+	if !given {
+		fmt.Fprintf(stderr, "streamprobe %s: no -config given: reading the default %s\n", fs.Name(), defaultConfig)
+	}
 }
 
 // parseFlags parses a subcommand's flags. -h prints the usage to stdout
@@ -80,15 +91,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 Runs the probe daemon: every sample and drill of every target on its
 schedule, metrics pushed to [push].url and served on listen's /metrics.
+Without -config it reads `+defaultConfig+`, and its first
+line says so.
+
+Nothing starts before the config and the listen address are known good:
+a bad config exits 2, a listen address in use exits 1, each with one line.
+A missing results_log directory is created (mode 0750) when this user
+can; else the line says what to create.
+
 SIGHUP reloads the config and applies all of it (targets, push, results_log
 reopened, listen, labels, budgets, max_concurrent, log.level) or, when
-it cannot, none of it: the old one keeps running; SIGTERM or SIGINT stops scheduling, cancels the runs in flight,
+it cannot, none of it: the old one keeps running. A reload starts no run
+of a job already scheduled: logrotate's reload only reopens the results
+log. SIGTERM or SIGINT stops scheduling, cancels the runs in flight,
 pushes once more and exits 0.
 
 Flags:
 `); !ok {
 		return code
 	}
+	noteDefaultConfig(fs, stderr)
 	cfg, err := config.Load(*path, jobs.Env(os.Getenv))
 	if err == nil {
 		_, err = daemon.Check(cfg, os.Getenv) // what validate checks, no less
@@ -97,9 +119,17 @@ Flags:
 		printErr(stderr, "run", err)
 		return exitUsage
 	}
+	var ln net.Listener
+	if cfg.Listen != "" {
+		if ln, err = daemon.Listen(cfg.Listen); err != nil {
+			printErr(stderr, "run", err)
+			return exitFail
+		}
+	}
 	level := new(slog.LevelVar)
 	log := newLogger(cfg.Log, stderr, level)
 	d := daemon.New(cfg, log)
+	d.Listener = ln
 	d.Reloaded = func(nc *config.Config) { setLevel(level, nc.Log) }
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -147,12 +177,14 @@ listen address parses, the results log can be appended to, each schedule
 with its jitter is a valid duration): a file validate accepts, run starts.
 Prints every problem it finds, one a line with its file, line and key, and
 exits 2 (a file that does not parse as TOML stops at its first error); exits 0
-when the file is good.
+when the file is good. Without -config it reads `+defaultConfig+`,
+and its first line says so.
 
 Flags:
 `); !ok {
 		return code
 	}
+	noteDefaultConfig(fs, stderr)
 	cfg, err := config.Load(*path, jobs.Env(os.Getenv))
 	if err != nil {
 		printErr(stderr, "validate", err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The release build (README "Release build"): CGO_ENABLED=0 gives one
+// The release build (docs/deploying.md "By hand"): CGO_ENABLED=0 gives one
 // static binary, with no ELF interpreter, no dynamic section and no shared
 // library needed, so it runs on any Linux host of its architecture.
 func TestReleaseBuildIsStatic(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,6 +45,13 @@ func Bin(t testing.TB) string {
 // the test with the browser's stderr.
 func Run(t testing.TB, args ...string) []byte {
 	t.Helper()
+	out, _ := run(t, args...)
+	return out
+}
+
+// run is Run, and what the browser wrote to stderr.
+func run(t testing.TB, args ...string) (stdout, stderr []byte) {
+	t.Helper()
 	bin := Bin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
@@ -57,13 +65,29 @@ func Run(t testing.TB, args ...string) []byte {
 		}
 		t.Fatalf("chromium %v: %v\n%s", args, err, errb.String())
 	}
-	return out.Bytes()
+	return out.Bytes(), errb.Bytes()
 }
 
 // DumpDOM loads url and returns its DOM once the page's scripts ran.
 func DumpDOM(t testing.TB, url string) string {
 	t.Helper()
 	return string(Run(t, "--dump-dom", url))
+}
+
+// DumpDOMConsole loads url and returns its DOM once the page's scripts
+// ran, and every line the page wrote to the console (console.log, .error
+// and the rest, and uncaught exceptions), as the browser logs them:
+// `"text", source: URL (line)`.
+func DumpDOMConsole(t testing.TB, url string) (dom string, console []string) {
+	t.Helper()
+	out, errb := run(t, "--enable-logging=stderr", "--v=0", "--dump-dom", url)
+	for _, line := range strings.Split(string(errb), "\n") {
+		if _, msg, ok := strings.Cut(line, ":CONSOLE"); ok {
+			_, msg, _ = strings.Cut(msg, "] ")
+			console = append(console, msg)
+		}
+	}
+	return string(out), console
 }
 
 // Screenshot loads url in a window of width x height and returns the PNG

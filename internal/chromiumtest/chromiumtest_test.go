@@ -22,3 +22,29 @@ func TestDumpDOMAndScreenshot(t *testing.T) {
 	}
 	Screenshot(t, "file://"+page, 400, 300, 100)
 }
+
+// DumpDOMConsole returns what a page wrote to the console, an uncaught
+// exception included, and nothing for a page that wrote nothing.
+func TestDumpDOMConsole(t *testing.T) {
+	Bin(t)
+	dir := t.TempDir()
+	write := func(name, html string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(html), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return "file://" + p
+	}
+	noisy := write("noisy.html", `<!doctype html><html><body><p id="p">x</p>
+<script>console.error("ERR-MARK-1"); noSuchFunction();</script></body></html>`)
+	quiet := write("quiet.html", `<!doctype html><html><body><p id="p">x</p>
+<script>document.body.dataset.ok = "1"</script></body></html>`)
+	dom, console := DumpDOMConsole(t, noisy)
+	all := strings.Join(console, "\n")
+	if !strings.Contains(dom, `<p id="p">x</p>`) || !strings.Contains(all, "ERR-MARK-1") || !strings.Contains(all, "noSuchFunction is not defined") {
+		t.Errorf("noisy page: console %q, dom:\n%s", console, dom)
+	}
+	if dom, console := DumpDOMConsole(t, quiet); len(console) != 0 || !strings.Contains(dom, `data-ok="1"`) {
+		t.Errorf("quiet page: console %q, dom:\n%s", console, dom)
+	}
+}

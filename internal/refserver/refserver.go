@@ -238,27 +238,13 @@ func (s *Server) WaitClosed(i int, d time.Duration) (Conn, bool) {
 	}
 }
 
+// serve plays one connection: it accepts the request, picks its schedule,
+// answers a resume position (a retained id, a stale one), then plays the
+// stream.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	resume := r.Header.Get("Last-Event-ID")
-	if v := r.URL.Query().Get("starting_after"); v != "" {
-		resume = v
-	}
-	c := &Conn{Start: time.Now(), LastEventID: resume, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: body}
-	s.mu.Lock()
-	s.conns = append(s.conns, c)
-	if s.KeepConns > 0 && len(s.conns) > s.KeepConns {
-		s.conns = append(s.conns[:0], s.conns[len(s.conns)-s.KeepConns:]...)
-	}
-	connIdx := s.accepted
-	s.accepted++
-	if s.first.IsZero() {
-		s.first = c.Start
-	}
-	live := c.Start.Sub(s.first)
-	s.mu.Unlock()
+	c, connIdx, live := s.accept(r)
 	gone := false
 	defer func() {
 		s.mu.Lock()
@@ -266,19 +252,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		c.ClientGone = gone
 		s.mu.Unlock()
 	}()
-
-	steps := s.Schedule
-	if s.ScheduleFor != nil {
-		if alt := s.ScheduleFor(r, body); len(alt) > 0 {
-			steps = alt
-		}
-	}
-	if s.fault(w, r, body) {
+	p := playback{steps: s.schedule(r, c.Body), contentType: s.contentType(r)}
+	if s.fault(w, r, c.Body) {
 		return
 	}
-	ct := s.contentType(r)
-	first, delay := 0, time.Duration(0)
-	var prefix []Step
 	if c.LastEventID != "" && s.ResumeHeaderDelay > 0 {
 		if !sleepUntil(r.Context(), s.quit, time.Now().Add(s.ResumeHeaderDelay)) {
 			gone = true
@@ -286,122 +263,220 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if c.LastEventID != "" && s.Bug != Restart {
-		idx := s.find(steps, c.LastEventID, live)
-		switch {
-		case idx >= 0:
-			first, delay = idx+1, s.ResumeDelay
-			switch s.Bug {
-			case Inclusive:
-				first = idx
-			case Skip:
-				first = idx + 2
-			case Mismatch:
-				alt := steps[idx]
-				alt.Data = changed(alt.Data)
-				prefix = []Step{alt}
-				first = idx + 1
-			}
-		case s.Stale == StaleGone:
-			http.Error(w, "refserver: Last-Event-ID not retained", http.StatusGone)
+		if !s.resume(w, &p, c.LastEventID, live) {
 			return
-		case s.Stale == StaleNoContent:
-			w.WriteHeader(http.StatusNoContent)
-			return
-		case s.Stale == StaleLive:
-			first, delay = len(steps), 0
-			for i, st := range steps {
-				if st.At >= live {
-					first = i
-					break
-				}
-			}
-		case s.Stale == StaleHeader:
-			from := "earliest"
-			first = 0
-			if ids := s.retained(steps, live); len(ids) > 0 {
-				first = ids[0]
-				if first > 0 {
-					from = steps[first-1].key()
-				}
-			}
-			w.Header().Set("Last-Event-ID", from)
-		case s.Stale == StaleReplay:
-			first = 0
-		case s.Stale == StaleReset:
-			prefix = []Step{{Event: or(s.ResetEvent, "reset"), Data: "refserver: history lost, replaying"}}
-		default:
-			prefix = []Step{{Event: or(s.ErrorEvent, "error"), Data: "refserver: Last-Event-ID not retained"}}
-			steps, first = nil, 0
 		}
 	}
-	w.Header().Set("Content-Type", ct)
+	gone = s.play(r.Context(), w, c, connIdx, p)
+}
+
+// playback is what one connection plays: the schedule from its step first
+// on, delay before the first step written, and the steps written before
+// the schedule (the Mismatch bug's changed event, a reset or error
+// marker), and the answer's Content-Type.
+type playback struct {
+	steps       []Step
+	first       int
+	delay       time.Duration
+	prefix      []Step
+	contentType string
+}
+
+// accept logs a request as a new connection: its body (up to 1 MiB) and
+// its resume position (Last-Event-ID, or starting_after). It returns the
+// log, the connection's index and the live offset: the time since the
+// first connection.
+func (s *Server) accept(r *http.Request) (*Conn, int, time.Duration) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	resume := r.Header.Get("Last-Event-ID")
+	if v := r.URL.Query().Get("starting_after"); v != "" {
+		resume = v
+	}
+	c := &Conn{Start: time.Now(), LastEventID: resume, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: body}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns = append(s.conns, c)
+	if s.KeepConns > 0 && len(s.conns) > s.KeepConns {
+		s.conns = append(s.conns[:0], s.conns[len(s.conns)-s.KeepConns:]...)
+	}
+	idx := s.accepted
+	s.accepted++
+	if s.first.IsZero() {
+		s.first = c.Start
+	}
+	return c, idx, c.Start.Sub(s.first)
+}
+
+// schedule returns the steps to play for a request: ScheduleFor's choice,
+// else Schedule.
+func (s *Server) schedule(r *http.Request, body []byte) []Step {
+	if s.ScheduleFor != nil {
+		if alt := s.ScheduleFor(r, body); len(alt) > 0 {
+			return alt
+		}
+	}
+	return s.Schedule
+}
+
+// resume sets where a request that carries resume position id starts:
+// after the id (or where the Bug puts it) when the id is retained, else
+// as Stale says. It returns false when the answer is a status without a
+// stream, already written.
+func (s *Server) resume(w http.ResponseWriter, p *playback, id string, live time.Duration) bool {
+	idx := s.find(p.steps, id, live)
+	if idx < 0 {
+		return s.stale(w, p, live)
+	}
+	p.first, p.delay = idx+1, s.ResumeDelay
+	switch s.Bug {
+	case Inclusive:
+		p.first = idx
+	case Skip:
+		p.first = idx + 2
+	case Mismatch:
+		alt := p.steps[idx]
+		alt.Data = changed(alt.Data)
+		p.prefix = []Step{alt}
+	}
+	return true
+}
+
+// stale answers a resume position that is not retained, as Stale says. It
+// returns false when the answer is a status without a stream, already
+// written.
+func (s *Server) stale(w http.ResponseWriter, p *playback, live time.Duration) bool {
+	switch s.Stale {
+	case StaleGone:
+		http.Error(w, "refserver: Last-Event-ID not retained", http.StatusGone)
+		return false
+	case StaleNoContent:
+		w.WriteHeader(http.StatusNoContent)
+		return false
+	case StaleLive:
+		p.first, p.delay = len(p.steps), 0
+		for i, st := range p.steps {
+			if st.At >= live {
+				p.first = i
+				break
+			}
+		}
+	case StaleHeader:
+		from := "earliest"
+		p.first = 0
+		if ids := s.retained(p.steps, live); len(ids) > 0 {
+			p.first = ids[0]
+			if p.first > 0 {
+				from = p.steps[p.first-1].key()
+			}
+		}
+		w.Header().Set("Last-Event-ID", from)
+	case StaleReplay:
+		p.first = 0
+	case StaleReset:
+		p.prefix = []Step{{Event: or(s.ResetEvent, "reset"), Data: "refserver: history lost, replaying"}}
+	default:
+		p.prefix = []Step{{Event: or(s.ErrorEvent, "error"), Data: "refserver: Last-Event-ID not retained"}}
+		p.steps, p.first = nil, 0
+	}
+	return true
+}
+
+// play answers 200 with the stream: the prefix, the steps on their
+// schedule, then the hold. It returns true when the client went away
+// before the server was done.
+func (s *Server) play(ctx context.Context, w http.ResponseWriter, c *Conn, connIdx int, p playback) bool {
+	w.Header().Set("Content-Type", p.contentType)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	rc.Flush()
-	for _, st := range prefix {
+	if !s.playPrefix(ctx, w, rc, c, &p) {
+		return true
+	}
+	if gone, over := s.playSteps(ctx, w, rc, c, connIdx, p); over {
+		return gone
+	}
+	if s.Hold {
+		select {
+		case <-ctx.Done():
+			return true
+		case <-s.quit:
+		}
+	}
+	return false
+}
+
+// playPrefix writes the steps that come before the schedule, the first
+// after the resume delay (which it uses up); it returns false when the
+// client went away.
+func (s *Server) playPrefix(ctx context.Context, w io.Writer, rc *http.ResponseController, c *Conn, p *playback) bool {
+	for _, st := range p.prefix {
 		sent := Sent{Index: -1, ID: st.ID}
-		if first > 0 && first <= len(steps) {
-			sent.Index = first - 1
+		if p.first > 0 && p.first <= len(p.steps) {
+			sent.Index = p.first - 1
 		}
 		st.At = 0
-		if !sleepUntil(r.Context(), s.quit, time.Now().Add(delay)) {
-			gone = true
-			return
+		if !sleepUntil(ctx, s.quit, time.Now().Add(p.delay)) {
+			return false
 		}
-		if err := s.write(r.Context(), w, rc, s.encode(st), nil, &sent); err != nil {
-			gone = true
-			return
+		if err := s.write(ctx, w, rc, s.encode(st), nil, &sent); err != nil {
+			return false
 		}
-		s.mu.Lock()
-		c.Sent = append(c.Sent, sent)
-		s.mu.Unlock()
-		delay = 0
+		s.logSent(c, sent)
+		p.delay = 0
 	}
-	ctx := r.Context()
-	t0 := c.Start
-	var base time.Duration // a resumed stream starts at its first step
-	if first > 0 && first < len(steps) {
-		base = steps[first].At
+	return true
+}
+
+// playSteps writes the steps from p.first on, each at its time from the
+// connection's start (a resumed stream starts at its first step, after
+// the delay), and plays the first connection's faults (CutAt, ResetAfter,
+// CloseAfter). over is true when the handler must end now, gone when the
+// client went away.
+func (s *Server) playSteps(ctx context.Context, w io.Writer, rc *http.ResponseController, c *Conn, connIdx int, p playback) (gone, over bool) {
+	var base time.Duration
+	if p.first > 0 && p.first < len(p.steps) {
+		base = p.steps[p.first].At
 	}
 	written := 0
-	for i := first; i < len(steps); i++ {
-		st := steps[i]
-		due := t0.Add(delay + st.At - base)
-		if !sleepUntil(ctx, s.quit, due) {
-			gone = ctx.Err() != nil
-			return
+	for i := p.first; i < len(p.steps); i++ {
+		st := p.steps[i]
+		if !sleepUntil(ctx, s.quit, c.Start.Add(p.delay+st.At-base)) {
+			return ctx.Err() != nil, true
 		}
 		wire := s.encode(st)
 		if connIdx == 0 && s.CutAt > 0 && i == s.CutAt {
-			wire = strings.TrimSuffix(wire, s.lineEnd())
-			io.WriteString(w, wire)
-			rc.Flush()
-			panic(http.ErrAbortHandler)
+			s.cut(w, rc, wire)
 		}
 		sent := Sent{Index: i, ID: st.key()}
 		if err := s.write(ctx, w, rc, wire, st.Splits, &sent); err != nil {
-			gone = true
-			return
+			return true, true
 		}
-		s.mu.Lock()
-		c.Sent = append(c.Sent, sent)
-		s.mu.Unlock()
+		s.logSent(c, sent)
 		written++
 		if connIdx == 0 && s.ResetAfter > 0 && written == s.ResetAfter {
 			panic(http.ErrAbortHandler)
 		}
 		if connIdx == 0 && s.CloseAfter > 0 && written == s.CloseAfter {
-			return
+			return false, true
 		}
 	}
-	if s.Hold {
-		select {
-		case <-ctx.Done():
-			gone = true
-		case <-s.quit:
-		}
-	}
+	return false, false
+}
+
+// cut writes an event without its closing blank line and breaks the
+// connection (CutAt).
+func (s *Server) cut(w io.Writer, rc *http.ResponseController, wire string) {
+	io.WriteString(w, strings.TrimSuffix(wire, s.lineEnd()))
+	rc.Flush()
+	panic(http.ErrAbortHandler)
+}
+
+// logSent adds a written step to the connection's log.
+func (s *Server) logSent(c *Conn, sent Sent) {
+	s.mu.Lock()
+	c.Sent = append(c.Sent, sent)
+	s.mu.Unlock()
 }
 
 // contentType is the Content-Type of the answer to r.

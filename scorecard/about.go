@@ -1,0 +1,98 @@
+package scorecard
+
+import (
+	"fmt"
+	"strings"
+)
+
+// About is what a page of cards (check's or report's, in every output)
+// says about itself: its verdict and what it covers. Check fills Host and
+// Config; a report fills the window, Sources, Hosts and Regions.
+type About struct {
+	// Command is "check" or "report".
+	Command string `json:"-"`
+	Version string `json:"version"`
+	// Host is the host check ran on; Config the config file it read.
+	Host   string `json:"host,omitempty"`
+	Config string `json:"config,omitempty"`
+	// FirstRun and LastRun are the start times (RFC 3339) of the first
+	// and the last run a report holds; Window is the window asked for
+	// (or queried, from VictoriaMetrics).
+	FirstRun string `json:"first_run,omitempty"`
+	LastRun  string `json:"last_run,omitempty"`
+	Window   string `json:"window,omitempty"`
+	// Sources are the files read, or the VictoriaMetrics URL without
+	// credentials; Hosts and Regions those seen in the data.
+	Sources []string `json:"sources,omitempty"`
+	Hosts   []string `json:"hosts,omitempty"`
+	Regions []string `json:"regions,omitempty"`
+}
+
+// Verdict is the page's verdict line: "PASS (2 of 2 targets pass)" or
+// "FAIL (1 of 2 targets failed)"; pass false with every card passing is
+// a page that failed for another reason (an interrupted check).
+func Verdict(cards []*Card, pass bool, unit string) string {
+	failed := 0
+	for _, c := range cards {
+		if !c.Pass {
+			failed++
+		}
+	}
+	switch {
+	case pass:
+		return fmt.Sprintf("PASS (%d of %d %s(s) pass)", len(cards), len(cards), unit)
+	case failed == 0:
+		return fmt.Sprintf("FAIL (interrupted; %d of %d %s(s) pass on the runs that finished)", len(cards), len(cards), unit)
+	}
+	return fmt.Sprintf("FAIL (%d of %d %s(s) failed)", failed, len(cards), unit)
+}
+
+// Lines are what the page covers, one "name: value" line each, in the
+// order every output shows them.
+func (a *About) Lines() [][2]string {
+	var out [][2]string
+	add := func(name, v string) {
+		if v != "" {
+			out = append(out, [2]string{name, v})
+		}
+	}
+	add("host", a.Host)
+	add("config", a.Config)
+	switch {
+	case a.FirstRun != "" && a.Window != "":
+		add("covers", "first run "+a.FirstRun+", last run "+a.LastRun+" (window: "+a.Window+")")
+	case a.FirstRun != "":
+		add("covers", "first run "+a.FirstRun+", last run "+a.LastRun)
+	default:
+		add("covers", a.Window)
+	}
+	add("sources", strings.Join(a.Sources, ", "))
+	if a.Command == "report" {
+		add("hosts", listOrNone(a.Hosts, "none recorded"))
+		add("regions", listOrNone(a.Regions, "none recorded"))
+	}
+	add("version", a.Version)
+	return out
+}
+
+func listOrNone(l []string, none string) string {
+	if len(l) == 0 {
+		return none
+	}
+	return strings.Join(l, ", ")
+}
+
+// Head is the page's first lines as text: the verdict, then what the
+// page covers.
+func (a *About) Head(verdict string, color bool) string {
+	var b strings.Builder
+	code := green
+	if strings.HasPrefix(verdict, "FAIL") {
+		code = red
+	}
+	fmt.Fprintf(&b, "streamprobe %s: %s\n", a.Command, paint(verdict, code, color))
+	for _, l := range a.Lines() {
+		fmt.Fprintf(&b, "  %-8s %s\n", l[0]+":", shown(l[1]))
+	}
+	return b.String()
+}

@@ -1,0 +1,87 @@
+package scorecard
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A report's page says what it covers (window, sources, hosts, regions,
+// version) and its verdict, in the text head, the JUnit properties and
+// the HTML.
+func TestAboutInEveryOutput(t *testing.T) {
+	cards := []*Card{fixedCard()}
+	about := &About{Command: "report", Version: "v1.2.3", FirstRun: "2026-12-03T10:00:00Z", LastRun: "2026-12-03T10:09:00Z",
+		Window: "every run in the data", Sources: []string{"eu=/srv/eu.jsonl", "us=/srv/us.jsonl"}, Hosts: []string{"probe-1", "probe-2"}, Regions: []string{"eu", "us"}}
+	p := Page{Title: "streamprobe report", Generated: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), Verdict: Verdict(cards, false, "card"), About: about}
+	var text, junit, html bytes.Buffer
+	if err := WritePageText(&text, p, cards, false); err != nil {
+		t.Fatal(err)
+	}
+	wantHead := `streamprobe report: FAIL (1 of 1 card(s) failed)
+  covers:  first run 2026-12-03T10:00:00Z, last run 2026-12-03T10:09:00Z (window: every run in the data)
+  sources: eu=/srv/eu.jsonl, us=/srv/us.jsonl
+  hosts:   probe-1, probe-2
+  regions: eu, us
+  version: v1.2.3
+
+target api
+`
+	if !strings.HasPrefix(text.String(), wantHead) {
+		t.Errorf("text head:\n%s\nwant:\n%s", text.String()[:min(600, text.Len())], wantHead)
+	}
+	if err := WriteJUnitPage(&junit, p, cards); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Props []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(junit.Bytes(), &doc); err != nil || len(doc.Suites) != 1 {
+		t.Fatalf("junit: %v\n%s", err, junit.String())
+	}
+	props := map[string]string{}
+	for _, pr := range doc.Suites[0].Props {
+		props[pr.Name] = pr.Value
+	}
+	for k, v := range map[string]string{"verdict": "FAIL (1 of 1 card(s) failed)", "covers": "first run 2026-12-03T10:00:00Z, last run 2026-12-03T10:09:00Z (window: every run in the data)",
+		"sources": "eu=/srv/eu.jsonl, us=/srv/us.jsonl", "hosts": "probe-1, probe-2", "regions": "eu, us", "version": "v1.2.3"} {
+		if props[k] != v {
+			t.Errorf("junit property %s = %q, want %q", k, props[k], v)
+		}
+	}
+	if err := WritePage(&html, p, cards); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<b class="fail">FAIL (1 of 1 card(s) failed)</b>`, "<th>covers</th><td>first run 2026-12-03T10:00:00Z, last run 2026-12-03T10:09:00Z (window: every run in the data)</td>",
+		"<th>sources</th><td>eu=/srv/eu.jsonl, us=/srv/us.jsonl</td>", "<th>hosts</th><td>probe-1, probe-2</td>", "<th>regions</th><td>eu, us</td>", "<th>version</th><td>v1.2.3</td>"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("html lacks %q", want)
+		}
+	}
+}
+
+// The page verdict: PASS, FAIL naming the failed cards, and FAIL for an
+// interrupted page whose cards all pass.
+func TestVerdict(t *testing.T) {
+	pass, fail := &Card{Pass: true}, &Card{}
+	for _, tt := range []struct {
+		cards []*Card
+		pass  bool
+		want  string
+	}{
+		{[]*Card{pass, pass}, true, "PASS (2 of 2 target(s) pass)"},
+		{[]*Card{pass, fail}, false, "FAIL (1 of 2 target(s) failed)"},
+		{[]*Card{pass}, false, "FAIL (interrupted; 1 of 1 target(s) pass on the runs that finished)"},
+	} {
+		if got := Verdict(tt.cards, tt.pass, "target"); got != tt.want {
+			t.Errorf("Verdict = %q, want %q", got, tt.want)
+		}
+	}
+}
