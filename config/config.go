@@ -174,6 +174,9 @@ type Names struct {
 	// drill runs them all.
 	Samples []string
 	Drills  []string
+	// NoEventIDs are the dialects whose streams carry no event ids
+	// (newline-delimited JSON): no drill can run on them.
+	NoEventIDs []string
 }
 
 // Env is what a config is checked against besides its own text.
@@ -444,7 +447,7 @@ func headerValue(v string) error {
 // a config or given on once's command line (where ps and the shell's
 // history would show them), only named by an environment variable or a
 // file.
-var secretHeaders = []string{"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie"}
+var secretHeaders = []string{"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"}
 
 func isSecretHeader(h string) bool { return slices.Contains(secretHeaders, strings.ToLower(h)) }
 

@@ -362,3 +362,20 @@ func TestFromFlagsNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// A dialect whose stream carries no event ids (probe's registry says
+// which) refuses drills at load time, naming the key; its samples load.
+func TestDrillsRefusedWithoutEventIDs(t *testing.T) {
+	names := testNames
+	names.Dialects = append([]string{"lines"}, names.Dialects...)
+	names.NoEventIDs = []string{"lines"}
+	e := Env{Names: names, Getenv: func(string) string { return "" }}
+	_, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\ndialect = \"lines\"\ndrills = [\"drop\"]\n"), e)
+	want := `p.toml:5: target[0].drills: the lines dialect's stream carries no event ids (it is not Server-Sent Events): no drill can run on it`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+	if _, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\ndialect = \"lines\"\nsamples = [\"short\"]\n"), e); err != nil {
+		t.Fatal(err)
+	}
+}

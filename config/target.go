@@ -80,6 +80,9 @@ func (c *Config) checkNames(t *Target, key func(string) string, names Names) []e
 	for j, d := range t.Drills {
 		unknown(key("drills"), "drill", d, names.Drills, c.elem(key("drills"), j))
 	}
+	if len(t.Drills) > 0 && slices.Contains(names.NoEventIDs, t.Dialect) {
+		errs = append(errs, c.errAt(key("drills"), "the %s dialect's stream carries no event ids (it is not Server-Sent Events): no drill can run on it", t.Dialect))
+	}
 	if len(t.Samples)+len(t.Drills) == 0 {
 		errs = append(errs, c.errAt(key("samples"), "no samples and no drills: nothing to run"))
 	}

@@ -61,7 +61,7 @@ func (anthropicMessages) Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 		c.Kind = Liveness
 	case "message_start":
 		if e.message.set && e.message.usage.set {
-			c.Usage = &Tokens{Prompt: int(e.message.usage.in), Completion: int(e.message.usage.out)}
+			c.Usage, c.HasUsage = Tokens{Prompt: int(e.message.usage.in), Completion: int(e.message.usage.out)}, true
 		}
 	case "content_block_delta":
 		if d := &e.delta; d.set {
@@ -74,7 +74,7 @@ func (anthropicMessages) Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 		}
 	case "message_delta":
 		if e.usage.set {
-			c.Usage = &Tokens{Completion: int(e.usage.out)}
+			c.Usage, c.HasUsage = Tokens{Completion: int(e.usage.out)}, true
 		}
 	case "message_stop":
 		c.Kind = End
@@ -167,3 +167,6 @@ func (e *anthropicEvent) messageField() bool {
 }
 
 func (anthropicMessages) EOFIsEnd(Target) bool { return false }
+
+// KeyHeader: Anthropic takes the key as x-api-key, not as a bearer token.
+func (anthropicMessages) KeyHeader() string { return "X-Api-Key" }

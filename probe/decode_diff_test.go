@@ -58,6 +58,39 @@ var diffSeeds = []string{
 	`{"type":"response.incomplete"}`, `{"type":"error","message":"x"}`, `{"type":"response.created","sequence_number":"7"}`,
 	`{"sequence_number":1.0}`, `{"sequence_number":-1}`, `{"sequence_number":12345678901234567890}`, `{"response":{"id":1}}`, `{"response":{"usage":{"input_tokens":[]}}}`,
 	`[DONE]`, `[[[[{"choices":[[{}]]}]]]]`, `{"a":[{"b":[{"c":{"d":[[]]}}]}]}`,
+	// gemini
+	`{"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"},"index":0}]}`,
+	`{"candidates":[{"content":{"parts":[{"text":"plan","thought":true}]}}]}`, `{"candidates":[{"content":{"parts":[{"text":"a","thought":"yes"}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"text":"a","thought":true,"thought":null}]}}]}`, `{"candidates":[{"content":{"parts":[{"thought":false,"text":"a"}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"a":1}}}]}}]}`, `{"candidates":[{"content":{"parts":[{"functionCall":{}},{"functionCall":null}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"functionCall":{"x":1}}]}}],"candidates":[{"content":{"parts":[{"functionCall":null}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"functionCall":"f"}]}}]}`, `{"candidates":[{"content":{"parts":[{"functionCall":{"name":1}}]}}]}`,
+	`{"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":3,"thoughtsTokenCount":2}}`,
+	`{"candidates":[{"finishReason":"MAX_TOKENS"}]}`, `{"candidates":[{"finishReason":"SAFETY","content":{"parts":[{"text":"x"}]}}]}`,
+	`{"candidates":[{"finishReason":"S\u0041FETY"}]}`, `{"candidates":[{"finishReason":"STOP"},{"finishReason":"SAFETY"}]}`, `{"candidates":[{"finishReason":1}]}`,
+	`{"candidates":[{"content":null,"finishReason":null}]}`, `{"candidates":[{"content":{"parts":null}}]}`, `{"candidates":[{"content":{"parts":{}}}]}`,
+	`{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"candidates":[{"content":{}}]}`, `{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"candidates":[{"content":{"parts":[]}}]}`,
+	`{"candidates":[{"content":{"parts":[{},{"text":"b"}]}}],"candidates":[{"content":{"parts":[{}]}}],"candidates":[{"content":{"parts":[{},{}]}}]}`,
+	`{"promptFeedback":{"blockReason":"SAFETY"}}`, `{"promptFeedback":{"blockReason":""}}`, `{"promptFeedback":null}`, `{"promptFeedback":{"blockReason":2}}`,
+	`{"usageMetadata":{"promptTokenCount":1},"usageMetadata":{"thoughtsTokenCount":2}}`, `{"usageMetadata":null}`, `{"usageMetadata":{"candidatesTokenCount":"3"}}`,
+	`{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}`, `{"error":{"status":"INTERNAL"}}`, `{"error":{"status":5}}`,
+	`{"CANDIDATES":[{"Content":{"PARTS":[{"TEXT":"x"}]}}]}`, `{"candidates":[{"content":{"parts":[{"ſext":"x"}]}}]}`,
+	// ollama
+	`{"model":"m","created_at":"2026-12-05T13:00:00Z","message":{"role":"assistant","content":"hi"},"done":false}`,
+	`{"message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}`, `{"message":{"content":"","tool_calls":[{"function":{"name":"f","arguments":{}}}]},"done":false}`,
+	`{"message":{"tool_calls":[null]}}`, `{"message":{"tool_calls":[1]}}`, `{"message":{"tool_calls":{}}}`, `{"message":{"tool_calls":[{}]},"message":{"tool_calls":null}}`,
+	`{"message":{"tool_calls":[{}]},"message":{"content":""}}`, `{"message":null,"done":null}`, `{"message":[]}`,
+	`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":123,"prompt_eval_count":26,"eval_count":290}`,
+	`{"done":true,"done_reason":"length","eval_count":64}`, `{"done":"true"}`, `{"done":1}`, `{"done":true,"done":false}`, `{"eval_count":1.5,"done":true}`,
+	`{"error":"model 'x' not found"}`, `{"error":""}`, `{"error":{"message":"x"}}`, `{"error":"x","done":true}`, `{"response":"hi","done":false}`, `{"thinking":"t"}`,
+	`{"Done":true,"PROMPT_EVAL_COUNT":3}`, `{"meſſage":{"content":"x"}}`,
+	// ai-sdk-ui
+	`{"type":"start","messageId":"m"}`, `{"type":"text-delta","id":"t1","delta":"hi"}`, `{"type":"text-delta","id":"t1","delta":""}`,
+	`{"type":"reasoning-delta","id":"r","delta":"x"}`, `{"type":"tool-input-start","toolCallId":"c","toolName":"f"}`,
+	`{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{\"a"}`, `{"type":"tool-input-delta","inputTextDelta":""}`,
+	`{"type":"tool-input-available","toolCallId":"c","toolName":"f","input":{"a":1}}`, `{"type":"error","errorText":"An error occurred."}`,
+	`{"type":"error","errorText":""}`, `{"type":"error","errorText":1}`, `{"type":"abort"}`, `{"type":"finish","finishReason":"stop"}`,
+	`{"type":"text-delta","delta":"a","delta":null}`, `{"type":"text-delta","delta":5}`, `{"Type":"TEXT-DELTA","Delta":"x"}`, `{"type":"text-delta","DELTA":"x"}`,
 }
 
 // refs are the reference decoders by dialect.
@@ -65,6 +98,9 @@ var refs = map[string]func(Target, *resumeclient.Event) (Chunk, error){
 	"openai-chat":        refDecodeOpenAIChat,
 	"anthropic-messages": refDecodeAnthropic,
 	"openai-responses":   refDecodeResponses,
+	"gemini":             refDecodeGemini,
+	"ollama":             refDecodeOllama,
+	"ai-sdk-ui":          refDecodeAISDK,
 }
 
 // Nesting at and past encoding/json's limit of 10000 (too big for a fuzz
@@ -119,7 +155,7 @@ func diffCheck(t *testing.T, dialect string, data, typ []byte) {
 		t.Fatalf("%s %q (event %q): error\n got  %v\n want %v", dialect, data, typ, gerr, werr)
 	}
 	if got.Kind != want.Kind || got.Message != want.Message || got.Cursor != want.Cursor || got.HasCursor != want.HasCursor ||
-		got.ResponseID != want.ResponseID || (got.Usage == nil) != (want.Usage == nil) || got.Usage != nil && *got.Usage != *want.Usage {
+		got.ResponseID != want.ResponseID || got.Final != want.Final || got.HasUsage != want.HasUsage || got.Usage != want.Usage {
 		t.Fatalf("%s %q (event %q):\n got  %+v (usage %+v)\n want %+v (usage %+v)", dialect, data, typ, got, got.Usage, want, want.Usage)
 	}
 }
@@ -129,3 +165,9 @@ func FuzzDiffOpenAIChat(f *testing.F) { fuzzDiff(f, "openai-chat") }
 func FuzzDiffAnthropic(f *testing.F) { fuzzDiff(f, "anthropic-messages") }
 
 func FuzzDiffResponses(f *testing.F) { fuzzDiff(f, "openai-responses") }
+
+func FuzzDiffGemini(f *testing.F) { fuzzDiff(f, "gemini") }
+
+func FuzzDiffOllama(f *testing.F) { fuzzDiff(f, "ollama") }
+
+func FuzzDiffAISDK(f *testing.F) { fuzzDiff(f, "ai-sdk-ui") }

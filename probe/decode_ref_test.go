@@ -97,7 +97,7 @@ func refDecodeOpenAIChat(t Target, ev *resumeclient.Event) (Chunk, error) {
 	}
 	out := Chunk{Kind: Meta}
 	if c.Usage != nil {
-		out.Usage = &Tokens{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens}
+		out.Usage, out.HasUsage = Tokens{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens}, true
 	}
 	if c.Error != nil {
 		out.Kind, out.Message = Failed, boundMessage(t, c.Error.Message)
@@ -161,7 +161,7 @@ func refDecodeAnthropic(t Target, ev *resumeclient.Event) (Chunk, error) {
 		c.Kind = Liveness
 	case "message_start":
 		if e.Message != nil && e.Message.Usage != nil {
-			c.Usage = &Tokens{Prompt: e.Message.Usage.InputTokens, Completion: e.Message.Usage.OutputTokens}
+			c.Usage, c.HasUsage = Tokens{Prompt: e.Message.Usage.InputTokens, Completion: e.Message.Usage.OutputTokens}, true
 		}
 	case "content_block_delta":
 		if d := e.Delta; d != nil {
@@ -174,7 +174,7 @@ func refDecodeAnthropic(t Target, ev *resumeclient.Event) (Chunk, error) {
 		}
 	case "message_delta":
 		if e.Usage != nil {
-			c.Usage = &Tokens{Completion: e.Usage.OutputTokens}
+			c.Usage, c.HasUsage = Tokens{Completion: e.Usage.OutputTokens}, true
 		}
 	case "message_stop":
 		c.Kind = End
@@ -225,7 +225,7 @@ func refDecodeResponses(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if e.Response != nil {
 		c.ResponseID = e.Response.ID
 		if u := e.Response.Usage; u != nil {
-			c.Usage = &Tokens{Prompt: u.InputTokens, Completion: u.OutputTokens}
+			c.Usage, c.HasUsage = Tokens{Prompt: u.InputTokens, Completion: u.OutputTokens}, true
 		}
 	}
 	switch {
@@ -247,6 +247,157 @@ func refDecodeResponses(t Target, ev *resumeclient.Event) (Chunk, error) {
 		}
 	case typ == "error":
 		c.Kind, c.Message = Failed, boundMessage(t, e.Message)
+	}
+	return c, nil
+}
+
+type refGeminiChunk struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text         string    `json:"text"`
+				Thought      bool      `json:"thought"`
+				FunctionCall *struct{} `json:"functionCall"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	UsageMetadata *struct {
+		PromptTokenCount     int `json:"promptTokenCount"`
+		CandidatesTokenCount int `json:"candidatesTokenCount"`
+		ThoughtsTokenCount   int `json:"thoughtsTokenCount"`
+	} `json:"usageMetadata"`
+	Error *struct {
+		Message string `json:"message"`
+		Status  string `json:"status"`
+	} `json:"error"`
+}
+
+func refDecodeGemini(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var c refGeminiChunk
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
+		return Chunk{}, refJSONError("gemini", "chunk", ev.Data, err)
+	}
+	out := Chunk{Kind: Meta}
+	if u := c.UsageMetadata; u != nil {
+		out.Usage, out.HasUsage = Tokens{Prompt: u.PromptTokenCount, Completion: u.CandidatesTokenCount + u.ThoughtsTokenCount}, true
+	}
+	if e := c.Error; e != nil {
+		out.Kind, out.Message = Failed, boundMessage(t, geminiErrorText(e.Status, e.Message))
+		return out, nil
+	}
+	if f := c.PromptFeedback; f != nil && f.BlockReason != "" {
+		out.Kind, out.Message = Failed, boundMessage(t, "prompt blocked: blockReason "+f.BlockReason)
+		return out, nil
+	}
+	if len(c.Candidates) == 0 {
+		return out, nil
+	}
+	cand := c.Candidates[0]
+	switch cand.FinishReason {
+	case "":
+	case "STOP", "MAX_TOKENS":
+		out.Final = true
+	default:
+		out.Kind, out.Message = Failed, boundMessage(t, "answer stopped: finishReason "+cand.FinishReason)
+		return out, nil
+	}
+	for _, p := range cand.Content.Parts {
+		switch {
+		case p.Text != "" && !p.Thought:
+			out.Kind = Text
+			return out, nil
+		case p.Text != "", p.FunctionCall != nil:
+			out.Kind = Effective
+		}
+	}
+	return out, nil
+}
+
+type refOllamaLine struct {
+	Message struct {
+		Content   string     `json:"content"`
+		Thinking  string     `json:"thinking"`
+		ToolCalls []struct{} `json:"tool_calls"`
+	} `json:"message"`
+	Response        string `json:"response"`
+	Thinking        string `json:"thinking"`
+	Done            bool   `json:"done"`
+	PromptEvalCount int    `json:"prompt_eval_count"`
+	EvalCount       int    `json:"eval_count"`
+	Error           string `json:"error"`
+}
+
+func refDecodeOllama(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var l refOllamaLine
+	if err := json.Unmarshal(ev.Data, &l); err != nil {
+		return Chunk{}, refJSONError("ollama", "line", ev.Data, err)
+	}
+	out := Chunk{Kind: Meta}
+	switch m := l.Message; {
+	case l.Error != "":
+		out.Kind, out.Message = Failed, boundMessage(t, l.Error)
+	case l.Done:
+		out.Kind = End
+		out.Usage, out.HasUsage = Tokens{Prompt: l.PromptEvalCount, Completion: l.EvalCount}, true
+	case m.Content != "", l.Response != "":
+		out.Kind = Text
+	case m.Thinking != "", l.Thinking != "", len(m.ToolCalls) > 0:
+		out.Kind = Effective
+	}
+	return out, nil
+}
+
+type refAISDKChunk struct {
+	Type           string `json:"type"`
+	Delta          string `json:"delta"`
+	InputTextDelta string `json:"inputTextDelta"`
+	ErrorText      string `json:"errorText"`
+}
+
+func refDecodeAISDK(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if bytes.Equal(ev.Data, doneMarker) {
+		return Chunk{Kind: End}, nil
+	}
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var p refAISDKChunk
+	if err := json.Unmarshal(ev.Data, &p); err != nil {
+		return Chunk{}, refJSONError("ai-sdk-ui", "part", ev.Data, err)
+	}
+	c := Chunk{Kind: Meta}
+	switch p.Type {
+	case "text-delta":
+		if p.Delta != "" {
+			c.Kind = Text
+		}
+	case "reasoning-delta":
+		if p.Delta != "" {
+			c.Kind = Effective
+		}
+	case "tool-input-delta":
+		if p.InputTextDelta != "" {
+			c.Kind = Effective
+		}
+	case "tool-input-available":
+		c.Kind = Effective
+	case "error":
+		c.Kind, c.Message = Failed, "error part"
+		if p.ErrorText != "" {
+			c.Message = boundMessage(t, p.ErrorText)
+		}
+	case "abort":
+		c.Kind, c.Message = Failed, "abort part: the server aborted the answer"
 	}
 	return c, nil
 }

@@ -58,11 +58,97 @@ func DemoAnthropic() []refserver.Step {
 	return a.MessageDelta(1046*time.Millisecond, 10).Stop(1051 * time.Millisecond).Steps()
 }
 
+// DemoGemini is the worked example as a Gemini stream: a thought, then the
+// text, the last chunk carrying finishReason STOP and the usage; the
+// body ends with it. fault picks one error kind instead (DemoFaults).
+func DemoGemini(fault string) []refserver.Step {
+	g := &refserver.Gemini{}
+	if fault == "blocked-prompt" {
+		return g.PromptBlocked(360*time.Millisecond, "SAFETY").Steps()
+	}
+	g.Thought(360*time.Millisecond, "Recalling the capital.")
+	ms := refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044)
+	for i, at := range ms[:len(ms)-1] {
+		g.Text(at, "w"+strconv.Itoa(i))
+	}
+	switch fault {
+	case "blocked-answer":
+		return g.Finish(ms[len(ms)-1], "", "SAFETY", 14, 9, 4).Steps()
+	case "cut-off":
+		return g.Steps()
+	}
+	return g.Finish(ms[len(ms)-1], "w9", "STOP", 14, 10, 4).Steps()
+}
+
+// DemoOllama is the worked example as an Ollama /api/chat stream (NDJSON):
+// a thinking line, the text lines, then done with the counts. fault picks
+// one error kind instead (DemoFaults).
+func DemoOllama(fault string) []refserver.Step {
+	o := &refserver.Ollama{}
+	o.Thinking(360*time.Millisecond, "Recalling the capital.")
+	ms := refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044)
+	for i, at := range ms {
+		if i == 5 && fault == "error-line" {
+			return o.Error(at, "an error was encountered while running the model: unexpected EOF").Steps()
+		}
+		if i == 5 && fault == "cut-off" {
+			return o.Cut(at).Steps()
+		}
+		o.Text(at, "w"+strconv.Itoa(i))
+	}
+	return o.Done(1051*time.Millisecond, "stop", 14, 10).Steps()
+}
+
+// DemoAISDK is the worked example as an AI SDK UI message stream: start,
+// a reasoning part, the text deltas, finish, [DONE]. fault picks one error
+// kind instead: error-part, abort, cut-off (the body ends before
+// [DONE]).
+func DemoAISDK(fault string) []refserver.Step {
+	a := &refserver.AISDK{}
+	a.Part(340*time.Millisecond, "start", map[string]any{"messageId": "refserver-1"}).Part(341*time.Millisecond, "start-step", nil).
+		Part(350*time.Millisecond, "reasoning-start", map[string]any{"id": "r1"}).Reasoning(360*time.Millisecond, "Recalling the capital.").
+		Part(370*time.Millisecond, "reasoning-end", map[string]any{"id": "r1"}).Part(380*time.Millisecond, "text-start", map[string]any{"id": "t1"})
+	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+		if i == 5 {
+			switch fault {
+			case "error-part":
+				return a.Error(at, "the model is overloaded").Part(at+time.Millisecond, "finish-step", nil).
+					Part(at+2*time.Millisecond, "finish", map[string]any{"finishReason": "error"}).Done(at + 3*time.Millisecond).Steps()
+			case "abort":
+				return a.Part(at, "abort", nil).Done(at + time.Millisecond).Steps()
+			case "cut-off":
+				return a.Steps()
+			}
+		}
+		a.Text(at, "w"+strconv.Itoa(i))
+	}
+	return a.Part(1046*time.Millisecond, "text-end", map[string]any{"id": "t1"}).Part(1047*time.Millisecond, "finish-step", nil).
+		Part(1048*time.Millisecond, "finish", map[string]any{"finishReason": "stop"}).Done(1051 * time.Millisecond).Steps()
+}
+
+// DemoFaults are the fault answers of the built-in reference target, by
+// the model a request names: each error kind of a dialect once. A fault
+// model answers every dialect that names its model in the URL.
+var DemoFaults = []string{"blocked-prompt", "blocked-answer", "cut-off", "error-line", "http-429", "http-404"}
+
+// demoFault is the fault a request asks for by its model (in the URL, or
+// the body's "model"), "" for none.
+func demoFault(r *http.Request, body []byte) string {
+	for _, f := range DemoFaults {
+		if strings.Contains(r.URL.Path, "/models/"+f+":") || bytes.Contains(body, []byte(`"model":"`+f+`"`)) {
+			return f
+		}
+	}
+	return ""
+}
+
 // NewDemoServer returns the built-in reference target, unstarted: an
 // refserver server that answers each fixed sample with its demo schedule on
 // the chat completions path, the drill stream (DemoDrillSchedule, with
 // ids, resumable) on /events, and the worked example as a Responses API
-// stream (resumable with starting_after) and as a Messages API stream.
+// stream (resumable with starting_after), as a Messages API stream and as
+// a Gemini stream and as an Ollama NDJSON stream on /api/chat (each with a
+// fault per error kind by model: DemoFaults).
 func NewDemoServer() *refserver.Server {
 	sched := DemoSchedules()
 	drills := DemoDrillSchedule()
@@ -78,6 +164,12 @@ func NewDemoServer() *refserver.Server {
 			return responses
 		case r.URL.Path == "/v1/messages":
 			return anthropic
+		case bytes.Contains(body, []byte(`"trigger":"submit-message"`)):
+			return DemoAISDK("") // a useChat request, on any route
+		case strings.HasSuffix(r.URL.Path, ":streamGenerateContent"):
+			return DemoGemini(demoFault(r, body))
+		case r.URL.Path == "/api/chat":
+			return DemoOllama(demoFault(r, body))
 		}
 		for _, name := range SampleNames {
 			// The samples share prompts; max_tokens tells them apart
@@ -87,6 +179,21 @@ func NewDemoServer() *refserver.Server {
 			}
 		}
 		return nil
+	}
+	srv.StatusFor = func(r *http.Request, body []byte) (int, string) {
+		switch demoFault(r, body) {
+		case "http-429":
+			return http.StatusTooManyRequests, refserver.GeminiError(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")
+		case "http-404":
+			return http.StatusNotFound, refserver.OllamaError(`model "http-404" not found, try pulling it first`)
+		}
+		return 0, ""
+	}
+	srv.ContentTypeFor = func(r *http.Request) string {
+		if r.URL.Path == "/api/chat" {
+			return refserver.NDJSON
+		}
+		return ""
 	}
 	return srv
 }

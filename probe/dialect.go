@@ -35,8 +35,10 @@ const (
 // Chunk is the meaning of one event.
 type Chunk struct {
 	Kind ChunkKind
-	// Usage, when not nil, carries token counts found in the event.
-	Usage *Tokens
+	// Usage, when HasUsage, carries token counts found in the event (a
+	// value, not a pointer: a chunk never allocates).
+	Usage    Tokens
+	HasUsage bool
 	// Message is the provider's error message for Failed: scrubbed of the
 	// target's secrets, then bounded to MaxMessage bytes of printable text.
 	Message string
@@ -46,6 +48,10 @@ type Chunk struct {
 	HasCursor bool
 	// ResponseID names the stream to resume (the Responses API's id).
 	ResponseID string
+	// Final marks the stream's last event for a dialect with no end
+	// marker (Gemini's chunk with a finishReason): a clean end of the body
+	// after it is the end, at the time the body ended.
+	Final bool
 }
 
 // Dialect turns a target and a sample into a request, and events into
@@ -82,6 +88,9 @@ var Dialects = map[string]Dialect{
 	"openai-chat":        openAIChat{},
 	"openai-responses":   openAIResponses{},
 	"anthropic-messages": anthropicMessages{},
+	"gemini":             gemini{},
+	"ollama":             ollama{},
+	"ai-sdk-ui":          aiSDKUI{},
 }
 
 // DialectNames lists the known dialects, sorted.
@@ -230,6 +239,46 @@ func jsonHeaders(t Target) http.Header {
 		h.Set("Content-Type", "application/json")
 	}
 	return h
+}
+
+// keyHeaderer is a dialect whose API takes its key in a header of its
+// own rather than as a bearer token.
+type keyHeaderer interface {
+	KeyHeader() string
+}
+
+// KeyHeader names the header a target's key (bearer_env, bearer_file) is
+// sent in for dialect, and the prefix of its value: Authorization with
+// "Bearer " unless the dialect's API has a header of its own.
+func KeyHeader(dialect string) (name, prefix string) {
+	if k, ok := Dialects[dialect].(keyHeaderer); ok {
+		return k.KeyHeader(), ""
+	}
+	return "Authorization", "Bearer "
+}
+
+// framer is a dialect whose answer is not Server-Sent Events.
+type framer interface {
+	Framing() resumeclient.Framing
+}
+
+// HasEventIDs reports whether dialect's stream can carry event ids (it is
+// Server-Sent Events): the drills resume by them, so none can run on a
+// dialect without (Ollama's NDJSON).
+func HasEventIDs(dialect string) bool {
+	f, ok := Dialects[dialect].(framer)
+	return !ok || f.Framing().HasEventIDs()
+}
+
+// NoEventIDs lists the dialects whose streams carry no event ids.
+func NoEventIDs() []string {
+	var out []string
+	for _, n := range DialectNames() {
+		if !HasEventIDs(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // LookupDialect returns the dialect called name, or an error that lists the

@@ -50,6 +50,27 @@ func BenchmarkDecodeResponses(b *testing.B) {
 	benchDecode(b, "openai-responses", ev)
 }
 
+// BenchmarkDecodeGemini is the same for gemini on a text chunk as the API
+// sends it (a whole GenerateContentResponse).
+func BenchmarkDecodeGemini(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent,
+		Data: []byte(`{"candidates": [{"content": {"parts": [{"text": " word"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 14,"totalTokenCount": 14},"modelVersion": "gemini-2.5-flash","responseId": "abc123"}`)}
+	benchDecode(b, "gemini", ev)
+}
+
+// BenchmarkDecodeOllama is the same for ollama on a line of /api/chat.
+func BenchmarkDecodeOllama(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent,
+		Data: []byte(`{"model":"llama3.2","created_at":"2026-12-05T13:00:00.000000Z","message":{"role":"assistant","content":" word"},"done":false}`)}
+	benchDecode(b, "ollama", ev)
+}
+
+// BenchmarkDecodeAISDK is the same for ai-sdk-ui on a text-delta part.
+func BenchmarkDecodeAISDK(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Data: []byte(`{"type":"text-delta","id":"t1","delta":" word"}`)}
+	benchDecode(b, "ai-sdk-ui", ev)
+}
+
 func benchDecode(b *testing.B, dialect string, ev *resumeclient.Event) {
 	d := Dialects[dialect]
 	b.ReportAllocs()

@@ -72,6 +72,28 @@ func FuzzDecodeResponses(f *testing.F) {
 		`{"type":"response.created","sequence_number":"7"}`)
 }
 
+func FuzzDecodeGemini(f *testing.F) {
+	fuzzDecode(f, "gemini",
+		`{"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"}}]}`, `{"candidates":[{"content":{"parts":[{"text":"t","thought":true}]}}]}`,
+		`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3}}`,
+		`{"candidates":[{"finishReason":"SAFETY"}]}`, `{"promptFeedback":{"blockReason":"sk-fuzz-0123456789abcdef"}}`,
+		`{"error":{"code":400,"message":"API key sk-fuzz-0123456789abcdef not valid","status":"INVALID_ARGUMENT"}}`, `{"candidates":[{"content":{"parts":[{"thought":1}]}}]}`)
+}
+
+func FuzzDecodeOllama(f *testing.F) {
+	fuzzDecode(f, "ollama",
+		`{"model":"m","message":{"role":"assistant","content":"hi"},"done":false}`, `{"message":{"thinking":"t"},"done":false}`,
+		`{"message":{"tool_calls":[{"function":{"name":"f"}}]}}`, `{"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":9}`,
+		`{"error":"unauthorized sk-fuzz-0123456789abcdef"}`, `{"done":"yes"}`)
+}
+
+func FuzzDecodeAISDK(f *testing.F) {
+	fuzzDecode(f, "ai-sdk-ui",
+		`{"type":"text-delta","id":"t1","delta":"hi"}`, `{"type":"reasoning-delta","id":"r1","delta":"x"}`,
+		`{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{"}`, `{"type":"finish"}`, `[DONE]`,
+		`{"type":"error","errorText":"bad key sk-fuzz-0123456789abcdef"}`, `{"type":"text-delta","delta":1}`)
+}
+
 // FuzzDecodeSSE: the generic dialect never panics and marks the end only on
 // its markers.
 func FuzzDecodeSSE(f *testing.F) {

@@ -822,3 +822,48 @@ func (s *jscan) errorField(e *errorObject, parent, name string) bool {
 		return s.strField(&e.message, path(parent, name), "message")
 	})
 }
+
+// boolField reads a boolean field into dst: null leaves it as it was.
+func (s *jscan) boolField(dst *bool, parent, name string) bool {
+	switch s.data[s.i] {
+	case 't':
+		if s.lit("true") {
+			*dst = true
+			return true
+		}
+		return false
+	case 'f':
+		if s.lit("false") {
+			*dst = false
+			return true
+		}
+		return false
+	case 'n':
+		return s.lit("null")
+	}
+	return s.wrong(parent, name, "a boolean")
+}
+
+// presentField reads an object field of which only presence matters (a
+// pointer to a struct with no field the probe reads): an object sets dst,
+// null clears it.
+func (s *jscan) presentField(dst *bool, parent, name string) bool {
+	st, ok := s.begin('{', parent, name, "an object")
+	switch {
+	case st == isNull:
+		*dst = false
+		return ok
+	case st != isOpen || !ok:
+		return ok
+	}
+	*dst = true
+	for first := true; ; first = false {
+		_, done, ok := s.member(first)
+		if !ok || done {
+			return ok
+		}
+		if !s.skip() {
+			return false
+		}
+	}
+}

@@ -61,7 +61,7 @@ func (openAIChat) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	}
 	out := Chunk{Kind: Meta}
 	if c.usage.set {
-		out.Usage = &Tokens{Prompt: int(c.usage.in), Completion: int(c.usage.out)}
+		out.Usage, out.HasUsage = Tokens{Prompt: int(c.usage.in), Completion: int(c.usage.out)}, true
 	}
 	if c.err.set {
 		out.Kind, out.Message = Failed, boundMessage(t, string(c.err.message.value()))

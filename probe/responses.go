@@ -61,7 +61,7 @@ func (openAIResponses) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if r := &e.response; r.set {
 		c.ResponseID = string(r.id.value())
 		if r.usage.set {
-			c.Usage = &Tokens{Prompt: int(r.usage.in), Completion: int(r.usage.out)}
+			c.Usage, c.HasUsage = Tokens{Prompt: int(r.usage.in), Completion: int(r.usage.out)}, true
 		}
 	}
 	switch {

@@ -101,7 +101,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 	case r.staleConn:
 		r.staleEnded(d.Err)
 		return false
-	case errors.Is(d.Err, io.EOF) && r.d.EOFIsEnd(r.t):
+	case errors.Is(d.Err, io.EOF) && (r.final || r.d.EOFIsEnd(r.t)):
 		r.tl.End = d.At
 		r.rec.Outcome = Success
 		return false

@@ -120,6 +120,7 @@ type run struct {
 	dupID       string // the id the duplicate drill resumes from twice
 	cursor      string // resume cursor of the last dispatched event
 	respID      string // the stream's id, for dialects that resume by it
+	final       bool   // the dialect's last event came: the end of the body is the end
 
 	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
 	dropTimer  *time.Timer // Drill.DropAt

@@ -93,7 +93,9 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	}
 	cursor, hasCursor := r.position(ev, &ch)
 	again := r.check != nil && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
-	r.usage(ch.Usage)
+	if ch.HasUsage {
+		r.usage(ch.Usage)
+	}
 	switch ch.Kind {
 	case Text:
 		return r.text(ev, again)
@@ -133,7 +135,8 @@ func (r *run) staleEvent(ev *resumeclient.Event) bool {
 
 // position notes the resume position an event carries (its cursor, and
 // the response id), dropping the connection when the drill's drop waited
-// for a cursor; it returns the cursor for the resume check.
+// for a cursor, and whether the chunk was the stream's last; it returns
+// the cursor for the resume check.
 func (r *run) position(ev *resumeclient.Event, ch *Chunk) (string, bool) {
 	cursor, hasCursor := r.d.Cursor(ev, *ch)
 	if hasCursor {
@@ -148,15 +151,15 @@ func (r *run) position(ev *resumeclient.Event, ch *Chunk) (string, bool) {
 	if ch.ResponseID != "" {
 		r.respID = ch.ResponseID
 	}
+	if ch.Final {
+		r.final = true
+	}
 	return cursor, hasCursor
 }
 
 // usage keeps the token counts an event reports, the latest non-zero one
 // of each.
-func (r *run) usage(u *Tokens) {
-	if u == nil {
-		return
-	}
+func (r *run) usage(u Tokens) {
 	if r.tok == nil {
 		r.tok = &Tokens{}
 	}

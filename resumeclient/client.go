@@ -35,6 +35,10 @@ type Request struct {
 	// LastEventID, when not empty, is sent as the Last-Event-ID header and
 	// seeds the parser's last event ID.
 	LastEventID string
+	// Framing is how the response is cut into events: Server-Sent Events
+	// (the zero value) or newline-delimited JSON. It sets the Accept
+	// header and the Content-Type the response must have.
+	Framing Framing
 }
 
 // Client opens streams. The zero value sends every request on a connection
@@ -125,6 +129,8 @@ type Stream struct {
 	body      io.ReadCloser
 	cancel    context.CancelFunc
 	parser    Parser
+	lines     LineParser
+	frames    frames // &parser or &lines
 	buf       []byte
 	maxBuf    int // buf grows up to this size
 	bytes     int64
@@ -183,7 +189,7 @@ func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error)
 	info.HeadersAt = c.now()
 	info.Status, info.Header, info.Proto = resp.StatusCode, resp.Header, resp.Proto
 	info.Setup = trace.times()
-	if kind := responseKind(resp); kind != nil {
+	if kind := responseKind(resp, r.Framing); kind != nil {
 		err := newStatusError(resp, kind, info, ownGzip, secrets) // reads the body: before the cancel
 		cancel()
 		return nil, info, err
@@ -210,7 +216,7 @@ func (c *Client) newRequest(ctx context.Context, r Request) (req *http.Request, 
 			req.Header.Add(k, v)
 		}
 	}
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", r.Framing.MediaType())
 	req.Header.Set("Cache-Control", "no-cache")
 	// Ask for gzip ourselves (net/http then leaves the body compressed), so
 	// the bytes on the wire are counted apart from the decoded ones.
@@ -241,16 +247,16 @@ func (c *Client) httpClient() *http.Client {
 	return hc
 }
 
-// responseKind is the sentinel of a response that is not a 200
-// text/event-stream, nil for one that is.
-func responseKind(resp *http.Response) error {
+// responseKind is the sentinel of a response that is not a 200 of the
+// framing's media type (text/event-stream), nil for one that is.
+func responseKind(resp *http.Response, f Framing) error {
 	switch {
 	case resp.StatusCode == http.StatusNoContent:
 		return ErrNoContent
 	case resp.StatusCode != http.StatusOK:
 		return ErrHTTPStatus
 	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "text/event-stream" {
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != f.MediaType() {
 		return ErrNotEventStream
 	}
 	return nil
@@ -265,7 +271,7 @@ func newStatusError(resp *http.Response, kind error, info ConnInfo, ownGzip bool
 	}
 	snippet := errorSnippet(body, secrets)
 	resp.Body.Close()
-	return &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind,
+	return &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind, want: info.Request.Framing.MediaType(),
 		contentType: Scrub(resp.Header.Get("Content-Type"), secrets, maxShownHeader)}
 }
 
@@ -276,7 +282,11 @@ func (c *Client) newStream(resp *http.Response, r Request, info ConnInfo, cancel
 		s.gz = newGzipBody(resp.Body)
 		s.body = s.gz
 	}
-	s.parser.MaxEventSize = c.MaxEventSize
+	s.parser.MaxEventSize, s.lines.MaxEventSize = c.MaxEventSize, c.MaxEventSize
+	s.frames = &s.parser
+	if r.Framing == FramingNDJSON {
+		s.frames = &s.lines
+	}
 	if r.LastEventID != "" {
 		s.parser.SetLastEventID(r.LastEventID)
 	}
@@ -343,7 +353,7 @@ func (s *Stream) Next() (*Event, error) {
 		if s.closed.Load() {
 			return nil, s.finish(s.classify(nil))
 		}
-		ev, err := s.parser.Next()
+		ev, err := s.frames.Next()
 		if err != nil {
 			return nil, s.finish(err)
 		}
@@ -386,7 +396,7 @@ func (s *Stream) Next() (*Event, error) {
 			}
 			s.zeroReads = 0
 			s.bytes += int64(n)
-			s.parser.Push(buf[:n], at)
+			s.frames.Push(buf[:n], at)
 			s.readErr = err
 			continue
 		}
@@ -415,7 +425,7 @@ func (s *Stream) classify(err error) error {
 }
 
 func (s *Stream) finish(err error) error {
-	s.truncate = s.parser.Pending()
+	s.truncate = s.frames.Pending()
 	s.err = err
 	s.Close()
 	return err
@@ -438,10 +448,10 @@ func (s *Stream) WireBytes() (int64, bool) {
 }
 
 // LastEventID is the last event ID string: as of the last dispatched event.
-func (s *Stream) LastEventID() string { return s.parser.LastEventID() }
+func (s *Stream) LastEventID() string { return s.frames.LastEventID() }
 
 // Retry is the reconnection time the server asked for, if it did.
-func (s *Stream) Retry() (time.Duration, bool) { return s.parser.Retry() }
+func (s *Stream) Retry() (time.Duration, bool) { return s.frames.Retry() }
 
 // Close drops the connection at once. It is safe to call more than once and
 // from another goroutine than the reader.

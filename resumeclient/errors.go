@@ -59,6 +59,7 @@ type StatusError struct {
 	Snippet string
 
 	kind        error
+	want        string // the media type the request asked for
 	contentType string // scrubbed and bounded
 }
 
@@ -66,7 +67,11 @@ func (e *StatusError) Error() string {
 	var msg string
 	switch e.kind {
 	case ErrNotEventStream:
-		msg = fmt.Sprintf("%v: status %d, Content-Type %q", e.kind, e.Status, e.contentType)
+		kind := e.kind.Error()
+		if e.want != "" && e.want != "text/event-stream" {
+			kind = "resumeclient: response is not " + e.want
+		}
+		msg = fmt.Sprintf("%s: status %d, Content-Type %q", kind, e.Status, e.contentType)
 	case ErrNoContent:
 		msg = ErrNoContent.Error()
 	default:

@@ -36,7 +36,7 @@ func TestOnceErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-timeout", "0s"}, "-timeout 0s: want a positive duration"},
 		{[]string{"-timeout", "-1s"}, "-timeout -1s: want a positive duration"},
 		{[]string{"-drill", "drop", "-drop-at", "-1s"}, "-drop-at -1s: want a positive duration"},
-		{[]string{"-dialect", "grpc"}, `-dialect: unknown dialect "grpc" (known: anthropic-messages, openai-chat, openai-responses, sse)`},
+		{[]string{"-dialect", "grpc"}, `-dialect: unknown dialect "grpc" (known: ` + strings.Join(probe.DialectNames(), ", ") + `)`},
 		{[]string{"-sample", "huge"}, `-sample: unknown sample "huge" (known: short, long, cancel)`},
 		{[]string{"-drill", "drop", "-sample", "huge"}, `-sample: unknown sample "huge" (known: short, long, cancel)`},
 		{[]string{"-drill", "replay"}, `-drill: unknown drill "replay" (known: drop, duplicate, stale)`},

@@ -52,7 +52,8 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 // looked up, for report).
 func Env(getenv func(string) string) config.Env {
 	return config.Env{
-		Names:  config.Names{Dialects: probe.DialectNames(), Samples: probe.SampleNames, Drills: probe.DrillNames},
+		Names: config.Names{Dialects: probe.DialectNames(), Samples: probe.SampleNames, Drills: probe.DrillNames,
+			NoEventIDs: probe.NoEventIDs()},
 		Getenv: getenv,
 	}
 }
@@ -122,16 +123,14 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		return probe.Target{}, err
 	}
 	if key != "" {
-		h.Set("Authorization", "Bearer "+key)
+		// The dialect's header: a bearer token, or one of the API's own
+		// (Anthropic's x-api-key, Gemini's x-goog-api-key).
+		name, prefix := probe.KeyHeader(ct.Dialect)
+		h.Set(name, prefix+key)
 	}
 	url := ct.URL.String()
 	if ct.Builtin {
 		url = BuiltinURL(builtinURL, ct.Dialect)
-	}
-	if ct.Dialect == "anthropic-messages" && key != "" {
-		// Anthropic takes the key as x-api-key, not as a bearer token.
-		h.Del("Authorization")
-		h.Set("X-Api-Key", key)
 	}
 	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h, Body: ct.Body,
 		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,
@@ -139,8 +138,17 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	if ct.EndData != nil {
 		t.EndData = *ct.EndData
 	}
+	if ct.Builtin && t.Model == "" {
+		// The built-in target takes any model; a dialect whose URL names
+		// one (gemini) needs a name.
+		t.Model = BuiltinModel
+	}
 	return t, nil
 }
+
+// BuiltinModel is the model a target on the built-in reference target
+// names when its config names none.
+const BuiltinModel = "refserver"
 
 // DeadlineGrace is added to a job's schedule, its jitter and its
 // max_stream to give the time by which its next run must have happened

@@ -94,7 +94,8 @@ url = "http://127.0.0.1:2/v1"
 }
 
 // Secrets are resolved when the jobs are built: a bearer key from the
-// environment or a file (as x-api-key for anthropic-messages), header_env
+// environment or a file (as x-api-key for anthropic-messages,
+// x-goog-api-key for gemini), header_env
 // values; one that has gone missing since the config loaded is an error
 // naming the target.
 func TestBuildResolvesSecrets(t *testing.T) {
@@ -119,6 +120,12 @@ name = "ant"
 url = "http://127.0.0.1:1/v1"
 dialect = "anthropic-messages"
 bearer_env = "KEY"
+[[target]]
+name = "gem"
+url = "http://127.0.0.1:1"
+dialect = "gemini"
+model = "m"
+bearer_file = "` + keyFile + `"
 `
 	secrets := map[string]string{"KEY": "sk-env", "TENANT": "t-1"}
 	c := parse(t, text, secrets)
@@ -138,6 +145,9 @@ bearer_env = "KEY"
 	}
 	if h := byTarget["ant"].Header; h.Get("X-Api-Key") != "sk-env" || h.Get("Authorization") != "" {
 		t.Errorf("anthropic headers %v", h)
+	}
+	if h := byTarget["gem"].Header; h.Get("X-Goog-Api-Key") != "sk-file" || h.Get("Authorization") != "" {
+		t.Errorf("gemini headers %v", h)
 	}
 	for _, tt := range []struct {
 		secrets map[string]string

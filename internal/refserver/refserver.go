@@ -88,9 +88,18 @@ type Server struct {
 	// ResumeHeaderDelay is the wait before the response headers of a
 	// request that carries Last-Event-ID (a slow reconnect handshake).
 	ResumeHeaderDelay time.Duration
-	// Status and ContentType override the answer (fault injection).
+	// Status and ContentType override the answer (fault injection);
+	// ErrorBody is the body of a Status answer (a JSON error object of
+	// refserver's own when empty).
 	Status      int
 	ContentType string
+	ErrorBody   string
+	// StatusFor, when set, picks a fault answer per request: a status
+	// other than 0 is answered as Status with the body it returns.
+	StatusFor func(r *http.Request, body []byte) (status int, errBody string)
+	// ContentTypeFor, when set, picks the Content-Type per request (""
+	// falls back to ContentType).
+	ContentTypeFor func(r *http.Request) string
 	// Hold keeps the connection open after the last step, sending nothing.
 	Hold bool
 	// ResetAfter, when > 0, breaks the first connection (no clean end of
@@ -243,9 +252,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		c.ClientGone = gone
 		s.mu.Unlock()
 	}()
-	p := playback{steps: s.schedule(r, c.Body)}
-	if s.Status != 0 && s.Status != http.StatusOK {
-		s.injectStatus(w)
+	p := playback{steps: s.schedule(r, c.Body), contentType: s.contentType(r)}
+	if s.fault(w, r, c.Body) {
 		return
 	}
 	if c.LastEventID != "" && s.ResumeHeaderDelay > 0 {
@@ -265,12 +273,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 // playback is what one connection plays: the schedule from its step first
 // on, delay before the first step written, and the steps written before
 // the schedule (the Mismatch bug's changed event, a reset or error
-// marker).
+// marker), and the answer's Content-Type.
 type playback struct {
-	steps  []Step
-	first  int
-	delay  time.Duration
-	prefix []Step
+	steps       []Step
+	first       int
+	delay       time.Duration
+	prefix      []Step
+	contentType string
 }
 
 // accept logs a request as a new connection: its body (up to 1 MiB) and
@@ -307,13 +316,6 @@ func (s *Server) schedule(r *http.Request, body []byte) []Step {
 		}
 	}
 	return s.Schedule
-}
-
-// injectStatus answers with the injected Status and a JSON error body.
-func (s *Server) injectStatus(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(s.Status)
-	io.WriteString(w, `{"error":{"message":"refserver: injected status"}}`)
 }
 
 // resume sets where a request that carries resume position id starts:
@@ -383,7 +385,7 @@ func (s *Server) stale(w http.ResponseWriter, p *playback, live time.Duration) b
 // schedule, then the hold. It returns true when the client went away
 // before the server was done.
 func (s *Server) play(ctx context.Context, w http.ResponseWriter, c *Conn, connIdx int, p playback) bool {
-	w.Header().Set("Content-Type", or(s.ContentType, "text/event-stream; charset=utf-8"))
+	w.Header().Set("Content-Type", p.contentType)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
@@ -475,6 +477,34 @@ func (s *Server) logSent(c *Conn, sent Sent) {
 	s.mu.Lock()
 	c.Sent = append(c.Sent, sent)
 	s.mu.Unlock()
+}
+
+// contentType is the Content-Type of the answer to r.
+func (s *Server) contentType(r *http.Request) string {
+	if s.ContentTypeFor != nil {
+		if ct := s.ContentTypeFor(r); ct != "" {
+			return ct
+		}
+	}
+	return or(s.ContentType, "text/event-stream; charset=utf-8")
+}
+
+// fault answers r with the injected status (Status, or StatusFor's), if
+// there is one, and reports whether it did.
+func (s *Server) fault(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	status, errBody := s.Status, s.ErrorBody
+	if s.StatusFor != nil {
+		if st, b := s.StatusFor(r, body); st != 0 {
+			status, errBody = st, b
+		}
+	}
+	if status == 0 || status == http.StatusOK {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, or(errBody, `{"error":{"message":"refserver: injected status"}}`))
+	return true
 }
 
 func (s *Server) write(ctx context.Context, w io.Writer, rc *http.ResponseController, wire string, splits []int, sent *Sent) error {

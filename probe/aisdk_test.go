@@ -1,0 +1,134 @@
+package probe
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/streamprobe/streamprobe/internal/aisdkpeer"
+	"github.com/streamprobe/streamprobe/internal/refserver"
+)
+
+// Against the AI SDK itself (internal/aisdkpeer: streamText over the SDK's
+// mock model, paced by simulateReadableStream): the probe's TFC and gaps
+// agree with the peer's own send times, within a few ms plus the lateness
+// the peer's log shows over its nominal pacing (how busy the machine is).
+func TestAISDKPeer(t *testing.T) {
+	peer := aisdkpeer.Start(t)
+	tg := Target{Name: "app", URL: peer.URL, Dialect: "ai-sdk-ui"}
+	runProbe(t, tg, "short", runDeadline) // warm-up: Node compiles on the first answer
+	res := runProbe(t, tg, "short", runDeadline)
+	rec, tl := res.Record, res.Timeline
+	if rec.Outcome != Success {
+		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
+	}
+	log, err := peer.Log()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The text-delta writes, ms since the request reached the peer.
+	var sent []float64
+	reasoning := -1.0
+	for _, s := range log {
+		switch {
+		case strings.Contains(s.Data, `"type":"text-delta"`):
+			sent = append(sent, s.At)
+		case strings.Contains(s.Data, `"type":"reasoning-delta"`) && reasoning < 0:
+			reasoning = s.At
+		}
+	}
+	if len(sent) != 4 || len(tl.Chunks) != 4 || reasoning < 0 {
+		t.Fatalf("peer sent %d text deltas (reasoning at %v), the probe read %d chunks", len(sent), reasoning, len(tl.Chunks))
+	}
+	nominal := float64(aisdkpeer.ChunkDelay) / 1e6
+	lateness := 0.0
+	for i := 1; i < len(sent); i++ {
+		gap := sent[i] - sent[i-1]
+		if gap < nominal-1 {
+			t.Errorf("the peer sent text deltas %d and %d %.1f ms apart: its pacing is %v", i-1, i, gap, aisdkpeer.ChunkDelay)
+		}
+		lateness = math.Max(lateness, gap-nominal)
+	}
+	allowance := 5 + lateness
+	t.Logf("peer sent text deltas at %.1f ms; probe TFC %.1f ms, headers %.1f ms, allowance %.1f ms", sent, val(rec.TFCMs), val(rec.HeadersMs), allowance)
+	for i := 1; i < len(sent); i++ {
+		got := msSince(tl.Chunks[0], tl.Chunks[i])
+		if want := sent[i] - sent[0]; math.Abs(got-want) > allowance {
+			t.Errorf("chunk %d read %.1f ms after the first, the peer sent it %.1f ms after (allowance %.1f ms)", i, got, want, allowance)
+		}
+	}
+	// TFC: not before the peer sent the first delta (the request left the
+	// probe before it reached the peer), and not later than that plus the
+	// time to the headers and the allowance.
+	if tfc := val(rec.TFCMs); tfc < sent[0]-1 || tfc > sent[0]+val(rec.HeadersMs)+allowance {
+		t.Errorf("tfc_ms %.1f, the peer sent the first text delta %.1f ms after the request came (headers %.1f ms, allowance %.1f ms)",
+			tfc, sent[0], val(rec.HeadersMs), allowance)
+	}
+	if fe := val(rec.FirstEffectiveMs); fe < reasoning-1 || fe >= val(rec.TFCMs) {
+		t.Errorf("first_effective_ms %.1f: want the reasoning delta (sent at %.1f ms), before TFC %.1f", fe, reasoning, val(rec.TFCMs))
+	}
+	if rec.EndMs == nil || *rec.EndMs < val(rec.TFCMs) {
+		t.Errorf("end_ms %v", rec.EndMs)
+	}
+
+	// The SDK's error part ends the run as the provider's error, with the
+	// text the SDK sends (it masks the model's message by default).
+	errTarget := tg
+	errTarget.Body, _ = json.Marshal(aiSDKRequest{ID: "c", Trigger: "submit-message",
+		Messages: []aiSDKMessage{{ID: "m", Role: "user", Parts: []aiSDKPart{{Type: "text", Text: "say error"}}}}})
+	rec = runProbe(t, errTarget, "short", runDeadline).Record
+	if rec.Outcome != UpstreamError || rec.Error != "error event in the stream: An error occurred." || rec.Chunks != 1 {
+		t.Errorf("error part: outcome %s error %q chunks %d", rec.Outcome, rec.Error, rec.Chunks)
+	}
+}
+
+// Against the reference target's UI message stream: milestones against
+// its send times, and each error kind named.
+func TestAISDKTimeline(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, refserver.NewUnstarted(DemoAISDK("")))
+	res := runProbe(t, Target{Name: "app", URL: srv.URL + "/api/chat", Dialect: "ai-sdk-ui"}, "short", runDeadline)
+	rec, tl := res.Record, res.Timeline
+	if rec.Outcome != Success {
+		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
+	}
+	c := closedConn(t, srv, 0)
+	var body aiSDKRequest
+	if err := json.Unmarshal(c.Body, &body); err != nil || c.Path != "/api/chat" || len(body.Messages) != 1 || body.Messages[0].Role != "user" ||
+		body.Messages[0].Parts[0].Type != "text" || body.Messages[0].Parts[0].Text != Samples["short"].Prompt {
+		t.Errorf("request %s %s", c.Path, c.Body)
+	}
+	// DemoAISDK: 0 start, 1 start-step, 2 reasoning-start, 3 reasoning-delta,
+	// 4 reasoning-end, 5 text-start, 6-15 text-delta, 16 text-end,
+	// 17 finish-step, 18 finish, 19 [DONE].
+	if len(tl.Chunks) != 10 {
+		t.Fatalf("%d chunks, want 10", len(tl.Chunks))
+	}
+	milestone(t, "first_event_ms (start)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
+	milestone(t, "first_effective_ms (reasoning-delta)", rec.FirstEffectiveMs, tl, srv, c, 3, tl.FirstEffective)
+	milestone(t, "tfc_ms (first text-delta)", rec.TFCMs, tl, srv, c, 6, tl.Chunks[0])
+	for i, ch := range tl.Chunks {
+		notBefore(t, "text-delta", ch, due(srv, c, 6+i))
+	}
+	milestone(t, "end_ms ([DONE])", rec.EndMs, tl, srv, c, 19, tl.End)
+	for _, tt := range []struct{ fault, want string }{
+		{"error-part", "error event in the stream: the model is overloaded"},
+		{"abort", "error event in the stream: abort part: the server aborted the answer"},
+		{"cut-off", "stream closed by the server before the end marker"},
+	} {
+		srv := serve(t, refserver.NewUnstarted(DemoAISDK(tt.fault)))
+		rec := runProbe(t, Target{Name: "app", URL: srv.URL, Dialect: "ai-sdk-ui"}, "short", runDeadline).Record
+		if rec.Outcome != UpstreamError || rec.Error != tt.want {
+			t.Errorf("%s: outcome %s error %q, want %q", tt.fault, rec.Outcome, rec.Error, tt.want)
+		}
+	}
+}
+
+// val is *p, 0 when nil.
+func val(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

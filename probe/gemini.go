@@ -1,0 +1,275 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// gemini is Google's Gemini API dialect: POST
+// /v1beta/models/{model}:streamGenerateContent?alt=sse with the key in
+// x-goog-api-key. Every event is a whole GenerateContentResponse; there is
+// no end marker: the stream ends with the body, after a chunk with a
+// finishReason. It has no resume.
+type gemini struct{ noResume }
+
+type geminiRequest struct {
+	Contents         []geminiContent `json:"contents"`
+	GenerationConfig struct {
+		MaxOutputTokens int `json:"maxOutputTokens,omitempty"`
+	} `json:"generationConfig"`
+}
+
+type geminiContent struct {
+	Role  string       `json:"role"`
+	Parts []geminiPart `json:"parts"`
+}
+
+type geminiPart struct {
+	Text string `json:"text"`
+}
+
+func (gemini) Request(t Target, s Sample, _ bool) (resumeclient.Request, error) {
+	u, err := geminiURL(t.URL, t.Model)
+	if err != nil {
+		return resumeclient.Request{}, err
+	}
+	body := t.Body
+	if body == nil {
+		r := geminiRequest{Contents: []geminiContent{{Role: "user", Parts: []geminiPart{{Text: s.Prompt}}}}}
+		r.GenerationConfig.MaxOutputTokens = s.MaxTokens
+		if body, err = json.Marshal(r); err != nil {
+			return resumeclient.Request{}, fmt.Errorf("gemini: encoding request: %w", err)
+		}
+	}
+	method := t.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	return resumeclient.Request{Method: method, URL: u, Header: jsonHeaders(t), Body: body}, nil
+}
+
+// geminiURL completes a base URL (https://host, https://host/v1beta) to
+// /v1beta/models/{model}:streamGenerateContent; a URL that already names
+// the method is kept (the model is then the URL's). alt=sse is added
+// unless the query sets alt.
+func geminiURL(raw, model string) (string, error) {
+	base, query, _ := strings.Cut(raw, "?")
+	if !strings.HasSuffix(base, ":streamGenerateContent") {
+		if model == "" {
+			return "", fmt.Errorf("gemini: no model: the model is part of the URL (set model, or a URL ending in :streamGenerateContent)")
+		}
+		if strings.ContainsAny(model, "/?#:") {
+			return "", fmt.Errorf("gemini: model %q holds a character a URL path segment cannot take as is", resumeclient.Scrub(model, nil, 64))
+		}
+		base = strings.TrimSuffix(base, "/")
+		if !strings.HasSuffix(base, "/v1beta") && !strings.HasSuffix(base, "/v1") {
+			base += "/v1beta"
+		}
+		base += "/models/" + model + ":streamGenerateContent"
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("gemini: the URL's query does not parse")
+	}
+	if !q.Has("alt") {
+		if query != "" {
+			query += "&"
+		}
+		query += "alt=sse"
+	}
+	return base + "?" + query, nil
+}
+
+// KeyHeader: the Gemini API takes its key as x-goog-api-key.
+func (gemini) KeyHeader() string { return "X-Goog-Api-Key" }
+
+func (gemini) EOFIsEnd(Target) bool { return false }
+
+// geminiNormal are the finish reasons of an answer that ended normally;
+// any other (SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII,
+// MALFORMED_FUNCTION_CALL, OTHER, ...) is a provider error.
+var geminiNormal = []string{"STOP", "MAX_TOKENS"}
+
+func (gemini) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var c geminiChunk
+	if err := c.decode(ev.Data); err != nil {
+		return Chunk{}, err
+	}
+	out := Chunk{Kind: Meta}
+	if u := &c.usage; u.set {
+		out.Usage, out.HasUsage = Tokens{Prompt: int(u.prompt), Completion: int(u.candidates + u.thoughts)}, true
+	}
+	if e := &c.err; e.set {
+		out.Kind, out.Message = Failed, boundMessage(t, geminiErrorText(string(e.status.value()), string(e.message.value())))
+		return out, nil
+	}
+	if c.feedback.set && !c.feedback.blockReason.empty() {
+		out.Kind, out.Message = Failed, boundMessage(t, "prompt blocked: blockReason "+string(c.feedback.blockReason.value()))
+		return out, nil
+	}
+	if c.candidates.n == 0 {
+		return out, nil
+	}
+	cand := c.candidates.at(0)
+	if reason := cand.finishReason.value(); len(reason) > 0 {
+		normal := false
+		for _, n := range geminiNormal {
+			normal = normal || string(reason) == n
+		}
+		if !normal {
+			out.Kind, out.Message = Failed, boundMessage(t, "answer stopped: finishReason "+string(reason))
+			return out, nil
+		}
+		out.Final = true
+	}
+	for i := range cand.parts.n {
+		p := cand.parts.at(i)
+		switch {
+		case p.text && !p.thought:
+			out.Kind = Text
+			return out, nil
+		case p.text, p.functionCall:
+			out.Kind = Effective
+		}
+	}
+	return out, nil
+}
+
+// geminiErrorText is an error object's text: its status and message.
+func geminiErrorText(status, message string) string {
+	switch {
+	case status != "" && message != "":
+		return status + ": " + message
+	case status != "" || message != "":
+		return status + message
+	}
+	return "error object"
+}
+
+// geminiChunk is what the probe reads of a GenerateContentResponse, with
+// encoding/json's semantics (see jscan): {"candidates":[{"content":
+// {"parts":[{"text","thought","functionCall":{}}]},"finishReason"}],
+// "promptFeedback":{"blockReason"},"usageMetadata":{"promptTokenCount",
+// "candidatesTokenCount","thoughtsTokenCount"},"error":{"message",
+// "status"}}; of a part's text only its emptiness is kept.
+type geminiChunk struct {
+	s          jscan
+	candidates jslice[geminiCandidate]
+	feedback   struct {
+		set         bool
+		blockReason jstr
+	}
+	usage struct {
+		set                          bool
+		prompt, candidates, thoughts int64
+	}
+	err struct {
+		set             bool
+		message, status jstr
+	}
+}
+
+type geminiCandidate struct {
+	parts        jslice[geminiPartSeen]
+	finishReason jstr
+}
+
+type geminiPartSeen struct {
+	text, thought, functionCall bool
+}
+
+var (
+	geminiFields    = []string{"candidates", "promptFeedback", "usageMetadata", "error"}
+	candidateFields = []string{"content", "finishReason"}
+	contentFields   = []string{"parts"}
+	partFields      = []string{"text", "thought", "functionCall"}
+	feedbackFields  = []string{"blockReason"}
+	geminiUsage     = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount"}
+	geminiErrFields = []string{"message", "status"}
+)
+
+func (c *geminiChunk) decode(data []byte) error {
+	s := &c.s
+	if s.start(data) && c.chunk() {
+		s.finish()
+	}
+	return s.err("gemini", "chunk")
+}
+
+func (c *geminiChunk) chunk() bool {
+	s := &c.s
+	return s.object("", "", geminiFields, func(k int) bool {
+		switch k {
+		case 0:
+			return array(s, &c.candidates, "", "candidates", func(i int) bool { return c.candidate(c.candidates.elem(i)) })
+		case 1:
+			return c.feedbackField()
+		case 2:
+			return c.usageField()
+		default:
+			return c.errorField()
+		}
+	})
+}
+
+func (c *geminiChunk) candidate(cand *geminiCandidate) bool {
+	s := &c.s
+	return s.object("", "candidates", candidateFields, func(k int) bool {
+		if k == 0 {
+			return s.object("candidates", "content", contentFields, func(int) bool { return c.parts(cand) })
+		}
+		return s.strField(&cand.finishReason, "candidates", "finishReason")
+	})
+}
+
+func (c *geminiChunk) parts(cand *geminiCandidate) bool {
+	return array(&c.s, &cand.parts, "candidates.content", "parts", func(i int) bool { return c.part(cand.parts.elem(i)) })
+}
+
+func (c *geminiChunk) part(p *geminiPartSeen) bool {
+	s := &c.s
+	return s.object("candidates.content", "parts", partFields, func(k int) bool {
+		switch k {
+		case 0:
+			return s.nonEmptyField(&p.text, "candidates.content.parts", "text")
+		case 1:
+			return s.boolField(&p.thought, "candidates.content.parts", "thought")
+		default:
+			return s.presentField(&p.functionCall, "candidates.content.parts", "functionCall")
+		}
+	})
+}
+
+func (c *geminiChunk) feedbackField() bool {
+	s, f := &c.s, &c.feedback
+	return pointer(s, f, &f.set, "", "promptFeedback", feedbackFields, func(int) bool {
+		return s.strField(&f.blockReason, "promptFeedback", "blockReason")
+	})
+}
+
+func (c *geminiChunk) usageField() bool {
+	s, u := &c.s, &c.usage
+	return pointer(s, u, &u.set, "", "usageMetadata", geminiUsage, func(k int) bool {
+		dst := [...]*int64{&u.prompt, &u.candidates, &u.thoughts}[k]
+		_, ok := s.intField(dst, "usageMetadata", geminiUsage[k])
+		return ok
+	})
+}
+
+func (c *geminiChunk) errorField() bool {
+	s, e := &c.s, &c.err
+	return pointer(s, e, &e.set, "", "error", geminiErrFields, func(k int) bool {
+		if k == 0 {
+			return s.strField(&e.message, "error", "message")
+		}
+		return s.strField(&e.status, "error", "status")
+	})
+}

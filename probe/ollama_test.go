@@ -1,0 +1,115 @@
+package probe
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/streamprobe/streamprobe/internal/refserver"
+)
+
+func ollamaServer(steps []refserver.Step) *refserver.Server {
+	srv := refserver.NewUnstarted(steps)
+	srv.ContentType = refserver.NDJSON
+	return srv
+}
+
+func TestOllamaTimeline(t *testing.T) {
+	t.Parallel()
+	o := &refserver.Ollama{}
+	o.Thinking(at(50), "hmm").ToolCall(at(80), "lookup").Text(at(120), "Par").Text(at(160), "is").Text(at(200), ".").Done(at(260), "stop", 26, 3)
+	srv := serve(t, ollamaServer(o.Steps()))
+	// The line with "is" arrives in three writes 20 ms apart: a line is
+	// stamped when the write that ends it arrives.
+	srv.Schedule[3].Splits, srv.SplitDelay = []int{10, 40}, at(20)
+	res := runProbe(t, Target{Name: "llama", URL: srv.URL, Dialect: "ollama", Model: "llama3.2"}, "short", runDeadline)
+	rec, tl := res.Record, res.Timeline
+	if rec.Outcome != Success {
+		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
+	}
+	c := closedConn(t, srv, 0)
+	var body ollamaRequest
+	if err := json.Unmarshal(c.Body, &body); err != nil || c.Method != http.MethodPost || c.Path != "/api/chat" || !body.Stream ||
+		body.Model != "llama3.2" || body.Options.NumPredict != 64 || len(body.Messages) != 1 || body.Messages[0].Content != Samples["short"].Prompt {
+		t.Errorf("request %s %s %s (%v)", c.Method, c.Path, c.Body, err)
+	}
+	if len(tl.Chunks) != 3 {
+		t.Fatalf("%d text lines, want 3", len(tl.Chunks))
+	}
+	milestone(t, "first_event_ms (thinking)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
+	milestone(t, "first_effective_ms (thinking)", rec.FirstEffectiveMs, tl, srv, c, 0, tl.FirstEffective)
+	milestone(t, "tfc_ms (first content)", rec.TFCMs, tl, srv, c, 2, tl.Chunks[0])
+	// The split line: not before its last piece was written.
+	notBefore(t, "the split line", tl.Chunks[1], due(srv, c, 3).Add(at(40)))
+	notBefore(t, "last text line", tl.Chunks[2], due(srv, c, 4))
+	milestone(t, "end_ms (done: true)", rec.EndMs, tl, srv, c, 5, tl.End)
+	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks[2], tl.End))
+	if rec.Tokens == nil || rec.Tokens.Prompt != 26 || rec.Tokens.Completion != 3 || rec.Truncated != 0 {
+		t.Errorf("tokens %+v truncated %d", rec.Tokens, rec.Truncated)
+	}
+}
+
+func TestOllamaErrors(t *testing.T) {
+	t.Parallel()
+	const key = "sk-ollama-proxy-0123456789"
+	errLine := &refserver.Ollama{}
+	errLine.Text(at(20), "a").Error(at(40), "model runner crashed, key "+key)
+	cut := &refserver.Ollama{}
+	cut.Text(at(20), "a").Cut(at(40))
+	tests := []struct {
+		name      string
+		steps     []refserver.Step
+		status    int
+		body      string
+		ct        string
+		outcome   Outcome
+		want      string
+		truncated int
+	}{
+		{"error line", errLine.Steps(), 0, "", "", UpstreamError, "error event in the stream: model runner crashed, key [redacted]", 0},
+		{"cut-off last line", cut.Steps(), 0, "", "", UpstreamError, "stream closed by the server before the end marker", 1},
+		{"HTTP error body", nil, http.StatusNotFound, refserver.OllamaError(`model "x" not found, try pulling it first`), "", UpstreamError, `404 Not Found, body starts "{\"error\":\"model \\\"x\\\" not found`, 0},
+		{"not NDJSON", errLine.Steps(), 0, "", "text/event-stream", ProtocolError, "response is not application/x-ndjson", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := ollamaServer(tt.steps)
+			srv.Status, srv.ErrorBody = tt.status, tt.body
+			if tt.ct != "" {
+				srv.ContentType = tt.ct
+			}
+			serve(t, srv)
+			h := http.Header{}
+			h.Set("Authorization", "Bearer "+key)
+			rec := runProbe(t, Target{Name: "llama", URL: srv.URL + "/", Dialect: "ollama", Header: h}, "short", runDeadline).Record
+			if rec.Outcome != tt.outcome || !strings.Contains(rec.Error, tt.want) || rec.Truncated != tt.truncated {
+				t.Errorf("outcome %s error %q truncated %d, want %s with %q, truncated %d", rec.Outcome, rec.Error, rec.Truncated, tt.outcome, tt.want, tt.truncated)
+			}
+			if strings.Contains(rec.Error, key) {
+				t.Errorf("the key shows: %q", rec.Error)
+			}
+		})
+	}
+}
+
+func TestOllamaURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"http://127.0.0.1:11434":               "http://127.0.0.1:11434/api/chat",
+		"http://127.0.0.1:11434/":              "http://127.0.0.1:11434/api/chat",
+		"http://h/api":                         "http://h/api/chat",
+		"http://h/api/chat":                    "http://h/api/chat",
+		"http://h/api/generate":                "http://h/api/generate",
+		"https://gw.example/ollama?tenant=a":   "https://gw.example/ollama/api/chat?tenant=a",
+		"https://gw.example/ollama/api/chat?x": "https://gw.example/ollama/api/chat?x",
+	} {
+		if got := ollamaURL(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+	if HasEventIDs("ollama") || !HasEventIDs("openai-chat") || !HasEventIDs("sse") {
+		t.Error("HasEventIDs: only ollama's NDJSON has none")
+	}
+}
