@@ -68,7 +68,26 @@ func NewRequestID() string {
 // deadline: ctx's deadline is the probe's timeout, and a cancellation of ctx
 // is recorded as client_cancelled.
 func Run(ctx context.Context, t Target, o Options) Result {
-	r := &run{ctx: ctx, t: t, o: o, drill: o.Drill.name()}
+	// Run's own frame stays small: the goroutine that calls it blocks in
+	// the stream's reads below it for as long as the stream lasts, and a
+	// deep stack there doubles that goroutine's stack (8 to 16 KiB per
+	// live stream). So the setup and the reduction run in functions of
+	// their own that have returned by the time the reads block, and the
+	// connections are dialled on a goroutine of their own (the Session's).
+	r := newRun(ctx, &t, &o)
+	defer r.release()
+	if r.prepare() {
+		r.loop()
+	}
+	r.end()
+	return Result{Record: r.rec, Timeline: r.tl}
+}
+
+// newRun starts the record of a run of o.Sample against t.
+//
+//go:noinline
+func newRun(ctx context.Context, t *Target, o *Options) *run {
+	r := &run{ctx: ctx, t: *t, o: *o, drill: o.Drill.name()}
 	r.rec = Record{
 		RequestID: o.RequestID, Target: t.Name, Sample: o.Sample.Name, SampleVersion: o.Sample.Version,
 		Dialect: t.Dialect, Drill: r.drill, StartedAt: time.Now().UTC().Format(time.RFC3339Nano),
@@ -80,33 +99,58 @@ func Run(ctx context.Context, t Target, o Options) Result {
 		r.o.Timeout = time.Until(dl).Round(10 * time.Millisecond)
 	}
 	if o.FirstChunkTimeout > 0 {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		r.ctx = ctx
-		defer cancel(nil)
+		r.ctx, r.cancel = context.WithCancelCause(ctx)
+		cancel := r.cancel
 		r.firstTimer = time.AfterFunc(o.FirstChunkTimeout, func() { cancel(errNoFirstChunk) })
-		defer r.firstTimer.Stop()
 	}
-	r.do()
+	return r
+}
+
+// end reduces the timeline into the record and gates it.
+//
+//go:noinline
+func (r *run) end() {
 	r.finish()
 	r.rec.gate(r.secrets)
-	return Result{Record: r.rec, Timeline: r.tl}
+}
+
+// release stops what the run started: the session (and its connection),
+// the timers, its own client's connections.
+func (r *run) release() {
+	if r.sess != nil {
+		r.sess.Close()
+	}
+	if r.dropTimer != nil {
+		r.dropTimer.Stop()
+	}
+	if r.firstTimer != nil {
+		r.firstTimer.Stop()
+	}
+	if r.cancel != nil {
+		r.cancel(nil)
+	}
+	if r.ownClient {
+		r.c.HTTP.CloseIdleConnections()
+	}
 }
 
 type run struct {
-	ctx   context.Context
-	t     Target
-	o     Options
-	d     Dialect
-	drill string
-	rec   Record
-	tl    Timeline
-	tok   *Tokens
-	c     *resumeclient.Client
-	req   resumeclient.Request
-	check *resumeCheck
-	sess  *resumeclient.Session
-	st    *resumeclient.Stream // the open connection
+	ctx context.Context
+	// cancel cancels ctx with a cause (FirstChunkTimeout); nil without one.
+	cancel    context.CancelCauseFunc
+	ownClient bool // c was made for this run alone
+	t         Target
+	o         Options
+	d         Dialect
+	drill     string
+	rec       Record
+	tl        Timeline
+	tok       *Tokens
+	c         *resumeclient.Client
+	req       resumeclient.Request
+	check     *resumeCheck
+	sess      *resumeclient.Session
+	st        *resumeclient.Stream // the open connection
 
 	conn        int  // index of the current connection
 	connTexts   int  // text events on the current connection, re-deliveries included
@@ -156,11 +200,15 @@ func (r *run) now() time.Time {
 	return time.Now()
 }
 
-func (r *run) do() {
+// prepare resolves the dialect, builds the request and the session; false
+// when the run ended there (its record says why).
+//
+//go:noinline
+func (r *run) prepare() bool {
 	d, err := LookupDialect(r.t.Dialect)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
-		return
+		return false
 	}
 	r.d = d
 	if r.drill != DrillNone && !d.Resumable() {
@@ -171,7 +219,7 @@ func (r *run) do() {
 	r.req, err = d.Request(r.t, r.o.Sample, r.drill != DrillNone)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
-		return
+		return false
 	}
 	r.secrets = resumeclient.Secrets(r.req.Header, append(resumeclient.URLSecrets(r.req.URL), resumeclient.ProxySecrets()...)...)
 	if d.Resumable() && (r.drill != DrillNone || !r.t.NoResume) {
@@ -184,7 +232,7 @@ func (r *run) do() {
 	r.c = r.o.Client
 	if r.c == nil {
 		r.c = NewClient(r.t)
-		defer r.c.HTTP.CloseIdleConnections()
+		r.ownClient = true
 	}
 	if r.t.MaxEventSize > 0 && r.c.MaxEventSize != r.t.MaxEventSize {
 		c := *r.c
@@ -202,14 +250,14 @@ func (r *run) do() {
 	})
 	if err != nil {
 		r.fail(ProtocolError, "invalid client settings: %v", err)
-		return
+		return false
 	}
-	defer r.sess.Close()
-	defer func() {
-		if r.dropTimer != nil {
-			r.dropTimer.Stop()
-		}
-	}()
+	return true
+}
+
+// loop reads the session to the end of the run. The reads block here for
+// the whole stream: keep its frame small.
+func (r *run) loop() {
 	for {
 		ev, err := r.sess.Next()
 		if err != nil {

@@ -131,7 +131,9 @@ func main() {
 			fmt.Fprintf(os.Stderr, "accuracy: -streams %q: want positive numbers\n", *streams)
 			os.Exit(2)
 		}
+		rt0 := rtRead()
 		tfc, gap, lag, failed, err := run(n, *events, interval, *spread)
+		rt := rtRead().since(rt0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "accuracy:", err)
 			os.Exit(1)
@@ -139,5 +141,6 @@ func main() {
 		fmt.Printf("%4d streams  |TFC error| %s\n", n, tfc)
 		fmt.Printf("              |gap error| %s\n", gap)
 		fmt.Printf("              dispatch lag %s   (failed streams: %d)\n", lag, failed)
+		fmt.Printf("              %s\n", rt)
 	}
 }

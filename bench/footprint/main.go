@@ -7,9 +7,14 @@
 //   - streams: K live streams at 20 events/s in one probe process: memory
 //     and CPU per stream;
 //
-//   - the binary's size.
+//   - the binary's size;
+//
+//   - with -scale N instead of idle and streams: the daemon with N targets
+//     x 3 samples every minute, jitter 59 s (long streams overlapping):
+//     peak RSS, CPU and the p99 of its schedule lag.
 //
 //     go run ./bench/footprint            (about 80 s)
+//     go run ./bench/footprint -scale 200 (about 3 min)
 package main
 
 import (
@@ -85,6 +90,9 @@ func main() {
 	serveFlag := flag.String("serve", "", "internal: run the reference target, writing its address to this file")
 	streams := flag.Int("streams", 200, "live streams for the per-stream measurement")
 	idle := flag.Duration("idle", 40*time.Second, "idle window to measure the daemon over")
+	scaleN := flag.Int("scale", 0, "instead: run the daemon with this many targets x 3 samples every minute and report its RSS and schedule lag")
+	scaleConc := flag.Int("max-concurrent", 64, "with -scale: the daemon's max_concurrent")
+	scaleWindow := flag.Duration("window", 3*time.Minute, "with -scale: how long to measure")
 	flag.Parse()
 	if *serveFlag != "" {
 		serve(*serveFlag)
@@ -121,6 +129,10 @@ func main() {
 	st1, _ := os.Stat(bin)
 	st2, _ := os.Stat(stripped)
 	fmt.Printf("binary: %.1f MiB (go build), %.1f MiB (-ldflags='-s -w' -trimpath)\n", float64(st1.Size())/(1<<20), float64(st2.Size())/(1<<20))
+	if *scaleN > 0 {
+		scale(stripped, dir, addr, *scaleN, *scaleConc, *scaleWindow)
+		return
+	}
 
 	// The idle daemon: 20 targets x 3 samples, every minute.
 	var cfg strings.Builder
