@@ -140,6 +140,9 @@ func TestMCPVerdicts(t *testing.T) {
 			if rec.Verdict != tc.verdict || rec.Outcome != tc.outcome || !strings.Contains(rec.ResumeDetail, tc.detail) {
 				t.Fatalf("verdict %s outcome %s (%s), want %s %s; detail %q", rec.Verdict, rec.Outcome, rec.Error, tc.verdict, tc.outcome, rec.ResumeDetail)
 			}
+			if tc.fault == refserver.MCPCrossStream && rec.Missed != 0 {
+				t.Errorf("missed %d: another stream's ids entered the id check", rec.Missed)
+			}
 			if tc.verdict.Failed() != (tc.fault != "" && tc.fault != refserver.MCPNoIDs) {
 				t.Errorf("verdict %s failed = %v", tc.verdict, tc.verdict.Failed())
 			}

@@ -95,7 +95,9 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		r.tl.FirstEvent = ev.Dispatched
 	}
 	cursor, hasCursor := r.position(ev, &ch)
-	again := r.check != nil && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
+	// A message of another stream is judged by mark, and kept out of the
+	// id check: its ids are not this stream's.
+	again := r.check != nil && !ch.Foreign && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
 	r.mark(&ch, again, cursor)
 	if ch.HasUsage {
 		r.usage(ch.Usage)
