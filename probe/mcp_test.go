@@ -3,6 +3,9 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -193,5 +196,46 @@ func TestMCPCancel(t *testing.T) {
 	waitMCP(t, m, 5)
 	if r := m.Requests()[3]; r.RPC != "notifications/cancelled" {
 		t.Errorf("request 3: %s %s", r.Method, r.RPC)
+	}
+}
+
+// A tools/call answered with neither SSE nor JSON, and an initialize
+// that fails: one line each, naming what came, with no secret.
+func TestMCPBadAnswers(t *testing.T) {
+	t.Parallel()
+	const key = "sk-mcp-secret-0123456789"
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+			return
+		}
+		if strings.Contains(r.Header.Get("Accept"), "json") && r.Method == http.MethodPost && r.ContentLength > 0 {
+			b, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(b), "tools/call") {
+				w.Header().Set("Content-Type", "text/html")
+				fmt.Fprint(w, "<html>key "+r.Header.Get("Authorization")+"</html>")
+				return
+			}
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	tg := Target{Name: "m", URL: hs.URL, Dialect: "mcp", Header: http.Header{"Authorization": {"Bearer " + key}}}
+	rec := Run(ctx, tg, Options{Sample: Samples["short"], Client: newClient(t)}).Record
+	if rec.Outcome != ProtocolError || !strings.Contains(rec.Error, "not text/event-stream or application/json") || strings.Contains(rec.Error, key) {
+		t.Errorf("record %+v", rec)
+	}
+	hs2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer hs2.Close()
+	tg.URL = hs2.URL
+	rec = Run(ctx, tg, Options{Sample: Samples["short"], Client: newClient(t)}).Record
+	if rec.Outcome != UpstreamError || rec.HTTPStatus != 401 || !strings.HasPrefix(rec.Error, "session setup: initialize: ") || rec.SessionMs == nil {
+		t.Errorf("record %+v", rec)
 	}
 }
