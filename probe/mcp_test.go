@@ -239,3 +239,54 @@ func TestMCPBadAnswers(t *testing.T) {
 		t.Errorf("record %+v", rec)
 	}
 }
+
+// Server messages unrelated to the call (a log notification, a ping
+// request, progress for another token) are counted, never chunks, and
+// kept out of the gaps.
+func TestMCPUnrelatedMessages(t *testing.T) {
+	t.Parallel()
+	tokens := make(chan string, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta struct {
+					ProgressToken string `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		json.Unmarshal(b, &m)
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26"}}`)
+		case "tools/call":
+			token := m.Params.Meta.ProgressToken
+			tokens <- token
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, d := range []string{
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":1}}`,
+				`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}`,
+				`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`,
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"someone-else","progress":9}}`,
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":2}}`,
+				`{"jsonrpc":"2.0","id":"` + token + `","result":{"content":[]}}`,
+			} {
+				fmt.Fprintf(w, "data: %s\n\n", d)
+				w.(http.Flusher).Flush()
+				time.Sleep(10 * time.Millisecond)
+			}
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	res := Run(ctx, Target{Name: "m", URL: hs.URL, Dialect: "mcp"}, Options{Sample: Samples["short"], Client: newClient(t), RequestID: "run-1"})
+	rec := res.Record
+	if token := <-tokens; token != "run-1" || rec.Outcome != Success || rec.Chunks != 3 || rec.Unrelated != 3 || rec.Events != 6 || rec.Gaps.Count != 2 || rec.Verdict != "" {
+		t.Fatalf("token %q record %+v", token, rec)
+	}
+}
