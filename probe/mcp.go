@@ -113,12 +113,8 @@ func (mcpDialect) EOFIsEnd(Target) bool { return false }
 
 func (mcpDialect) Resumable() bool { return true }
 
-func (mcpDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) {
-	if !ev.HasID {
-		return "", false
-	}
-	return string(ev.ID), true
-}
+// Cursor is the SSE last event ID, as for the generic dialect.
+func (mcpDialect) Cursor(ev *resumeclient.Event, ch Chunk) (string, bool) { return sseDialect{}.Cursor(ev, ch) }
 
 // Resume asks for the rest of the call's stream: GET on the endpoint with
 // the session's headers and Last-Event-ID, as Streamable HTTP resumes.
@@ -128,9 +124,9 @@ func (mcpDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumecli
 	return resumeclient.Request{Method: http.MethodGet, URL: orig.URL, Header: h, LastEventID: cursor}, nil
 }
 
-func (mcpDialect) CursorLabel(id string) string { return "Last-Event-ID: " + id }
+func (mcpDialect) CursorLabel(id string) string { return sseDialect{}.CursorLabel(id) }
 
-func (mcpDialect) StaleCursor() string { return DefaultStaleID }
+func (mcpDialect) StaleCursor() string { return sseDialect{}.StaleCursor() }
 
 func (mcpDialect) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
