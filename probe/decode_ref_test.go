@@ -449,7 +449,7 @@ func refDecodeMCP(t Target, ev *resumeclient.Event) (Chunk, error) {
 		return Chunk{Kind: Meta, Unrelated: true}, nil
 	case m.ID == nil:
 		return Chunk{Kind: Meta}, nil
-	case !idStr || id != ours:
+	case (!idStr || id != ours) && !(string(m.ID) == "null" && m.Error != nil):
 		return Chunk{Kind: Meta, Foreign: true}, nil
 	case m.Error != nil:
 		msg := "JSON-RPC error"

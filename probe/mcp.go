@@ -156,7 +156,9 @@ func (m *mcpMessage) chunk(t Target) Chunk {
 		return Chunk{Kind: Meta, Unrelated: true}
 	case !m.idSet:
 		return Chunk{Kind: Meta}
-	case !m.idStr || !m.id.is(ours):
+	case (!m.idStr || !m.id.is(ours)) && !(m.idNull && m.err.set):
+		// A response to another request. An error with a null id (the
+		// server could not tell which request) is taken as the call's.
 		return Chunk{Kind: Meta, Foreign: true}
 	case m.err.set:
 		msg := "JSON-RPC error"
@@ -181,6 +183,7 @@ type mcpMessage struct {
 	s      jscan
 	idSet  bool
 	idStr  bool
+	idNull bool
 	id     jstr
 	method jstr
 	params struct {
@@ -213,7 +216,7 @@ func (m *mcpMessage) message() bool {
 	return s.object("", "", mcpFields, func(k int) bool {
 		switch k {
 		case 0:
-			m.idSet = true
+			m.idSet, m.idNull = true, s.data[s.i] == 'n'
 			return s.anyStr(&m.id, &m.idStr)
 		case 1:
 			return s.strField(&m.method, "", "method")

@@ -290,3 +290,23 @@ func TestMCPUnrelatedMessages(t *testing.T) {
 		t.Fatalf("token %q record %+v", token, rec)
 	}
 }
+
+// A stale Last-Event-ID answered on the stream by a JSON-RPC error (id
+// null: the server cannot tell which request) is a defined answer.
+func TestMCPStaleJSONRPCError(t *testing.T) {
+	t.Parallel()
+	m := refserver.NewMCP("")
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == DefaultStaleID {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "id: 9\ndata:\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"unknown event id\"}}\n\n")
+			return
+		}
+		m.ServeHTTP(w, r)
+	}))
+	defer func() { hs.CloseClientConnections(); hs.Close(); m.Close() }()
+	rec := runMCP(t, hs.URL, "long", `{"steps":8,"interval_ms":20}`, Drill{Name: DrillStale}).Record
+	if rec.Verdict != VerdictStaleOK || rec.StaleAnswer != "error_event" {
+		t.Fatalf("verdict %s answer %q (%s) %s", rec.Verdict, rec.StaleAnswer, rec.ResumeDetail, rec.Error)
+	}
+}
