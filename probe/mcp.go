@@ -114,7 +114,9 @@ func (mcpDialect) EOFIsEnd(Target) bool { return false }
 func (mcpDialect) Resumable() bool { return true }
 
 // Cursor is the SSE last event ID, as for the generic dialect.
-func (mcpDialect) Cursor(ev *resumeclient.Event, ch Chunk) (string, bool) { return sseDialect{}.Cursor(ev, ch) }
+func (mcpDialect) Cursor(ev *resumeclient.Event, ch Chunk) (string, bool) {
+	return sseDialect{}.Cursor(ev, ch)
+}
 
 // Resume asks for the rest of the call's stream: GET on the endpoint with
 // the session's headers and Last-Event-ID, as Streamable HTTP resumes.
