@@ -83,6 +83,10 @@ func (r *run) dropAfterFor(step int) int {
 func (r *run) onDrop(d *resumeclient.Drop) bool {
 	r.connDone()
 	r.ended = true
+	if !r.cancelAt.IsZero() {
+		r.cancelEnded(d.At, d.Err, false)
+		return false
+	}
 	if r.step == 0 && r.tl.Start.IsZero() {
 		// The very first request failed: nothing to resume.
 		r.tl.Start = d.Info.Start
@@ -265,6 +269,10 @@ func (r *run) sessionEnded(err error) {
 	if r.ended {
 		return
 	}
+	if !r.cancelAt.IsZero() {
+		r.cancelEnded(r.now(), err, false)
+		return
+	}
 	if errors.Is(err, errStaleAnswered) {
 		return
 	}
@@ -317,6 +325,15 @@ func (r *run) finishResume(s Scores) {
 		return
 	}
 	rec.Replayed, rec.Duplicates, rec.Missed = c.replayed, c.duplicates, c.missed
+	r.verdict(c)
+	if rec.Verdict != "" && c.notInt != "" && !c.opaque {
+		rec.ResumeDetail += fmt.Sprintf(" (ids are not integers, e.g. \"%s\": checked as opaque ids, for uniqueness and order only)", r.show(c.notInt))
+	}
+}
+
+// verdict sets the record's resume verdict, unless one is set already.
+func (r *run) verdict(c *resumeCheck) {
+	rec := &r.rec
 	label := r.d.CursorLabel(r.show(rec.LastEventIDSent))
 	switch {
 	case rec.Verdict != "":
@@ -325,6 +342,12 @@ func (r *run) finishResume(s Scores) {
 		rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", label, r.stale)
 	case c.verdict != "":
 		rec.Verdict, rec.ResumeDetail = c.verdict, c.detail
+	case r.drill != DrillNone && !rec.Resumed && rec.Outcome == Success && !r.cursorSeen.Load():
+		// No event carried a resume position (an MCP server's JSON
+		// answer, a stream without ids): however long it had been,
+		// nothing could have been resumed.
+		rec.Verdict = VerdictNotSupported
+		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks and no event carried an id: there is nothing to resume from", rec.Chunks)
 	case r.drill != DrillNone && !rec.Resumed && rec.Outcome == Success:
 		rec.Verdict = VerdictNotExercised
 		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks, before the %s drill could drop it: nothing was resumed", rec.Chunks, r.drill)
@@ -334,9 +357,6 @@ func (r *run) finishResume(s Scores) {
 	case rec.Resumed && rec.Outcome == Success:
 		rec.Verdict = VerdictPass
 		rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", rec.Reconnects, label)
-	}
-	if rec.Verdict != "" && c.notInt != "" && !c.opaque {
-		rec.ResumeDetail += fmt.Sprintf(" (ids are not integers, e.g. \"%s\": checked as opaque ids, for uniqueness and order only)", r.show(c.notInt))
 	}
 }
 
