@@ -133,11 +133,22 @@ type Target struct {
 	ErrorEvent   string   `toml:"error_event"`
 	ResetEvent   string   `toml:"reset_event"`
 	StaleHeaders []string `toml:"stale_headers"`
+	// Tool is the mcp dialect's tool call by sample name
+	// ([target.tool.short] name = "...", args = '{...}'); a sample with
+	// none calls the reference server's progress tool.
+	Tool map[string]ToolCall `toml:"tool"`
 	// ResumeOnDrop (default true) resumes a stream the server dropped,
 	// for dialects that can resume; MaxReconnects bounds the reconnects
 	// of one run (default 5).
 	ResumeOnDrop  *bool `toml:"resume_on_drop"`
 	MaxReconnects int   `toml:"max_reconnects"`
+}
+
+// ToolCall is the tool an mcp target calls for a sample: its name, and
+// its arguments as a JSON object (empty: the default's, or {}).
+type ToolCall struct {
+	Name string `toml:"name"`
+	Args string `toml:"args"`
 }
 
 // Budget is the budget of one sample class: p95 budgets, and the largest

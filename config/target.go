@@ -1,6 +1,8 @@
 package config
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -38,6 +40,7 @@ func (c *Config) validateTarget(i int, env Env) []error {
 	errs = append(errs, c.checkTiming(t, key)...)
 	errs = append(errs, c.checkLimits(t, key)...)
 	errs = append(errs, c.checkDrill(t, key)...)
+	errs = append(errs, c.checkTools(t, key, env.Names)...)
 	return append(errs, c.checkHeaders(t, key, env.Getenv)...)
 }
 
@@ -153,6 +156,40 @@ func (c *Config) checkDrill(t *Target, key func(string) string) []error {
 		errs = append(errs, c.errAt(key("stale_id"), "%q %v: it is sent as Last-Event-ID", t.StaleID, err))
 	}
 	return errs
+}
+
+// checkTools checks the mcp dialect's tool calls: only on an mcp target,
+// by a known sample's name, with arguments that are a JSON object.
+func (c *Config) checkTools(t *Target, key func(string) string, names Names) []error {
+	var errs []error
+	for _, s := range sortedKeys(t.Tool) {
+		k := key("tool." + s)
+		switch {
+		case t.Dialect != "mcp":
+			errs = append(errs, c.errAt(k, "tool calls are for the mcp dialect (this target's is %s)", t.Dialect))
+		case !slices.Contains(names.Samples, s):
+			errs = append(errs, c.errAt(k, "unknown sample %q (known: %s)", s, strings.Join(names.Samples, ", ")))
+		}
+		if err := ToolArgs(t.Tool[s].Args); err != nil {
+			errs = append(errs, c.errAt(k+".args", "%v", err))
+		}
+	}
+	return errs
+}
+
+// ToolArgs checks a tool call's arguments: empty, or a JSON object.
+func ToolArgs(args string) error {
+	if args == "" {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return fmt.Errorf("not JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return errors.New("want a JSON object ({\"name\": value, ...}), the tool's arguments")
+	}
+	return nil
 }
 
 // checkHeaders checks the headers and the secrets: none inline, each

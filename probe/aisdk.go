@@ -113,28 +113,16 @@ func (p *aiSDKChunk) decode(data []byte) error {
 
 func (p *aiSDKChunk) part() bool {
 	s := &p.s
-	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, aiSDKFields) {
+	return s.object("", "", aiSDKFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = s.strField(&p.typ, "", "type")
+			return s.strField(&p.typ, "", "type")
 		case 1:
-			ok = s.nonEmptyField(&p.delta, "", "delta")
+			return s.nonEmptyField(&p.delta, "", "delta")
 		case 2:
-			ok = s.nonEmptyField(&p.inputTextDelta, "", "inputTextDelta")
-		case 3:
-			ok = s.strField(&p.errorText, "", "errorText")
+			return s.nonEmptyField(&p.inputTextDelta, "", "inputTextDelta")
 		default:
-			ok = s.skip()
+			return s.strField(&p.errorText, "", "errorText")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }

@@ -154,6 +154,7 @@ func NewDemoServer() *refserver.Server {
 	drills := DemoDrillSchedule()
 	responses, anthropic := DemoResponses(), DemoAnthropic()
 	srv := refserver.NewUnstarted(sched["short"])
+	srv.Mount = map[string]http.Handler{"/mcp": refserver.NewMCP("")}
 	// A resume costs a 20 ms handshake, as a real one does.
 	srv.ResumeHeaderDelay = 20 * time.Millisecond
 	srv.ScheduleFor = func(r *http.Request, body []byte) []refserver.Step {

@@ -52,6 +52,25 @@ type Chunk struct {
 	// marker (Gemini's chunk with a finishReason): a clean end of the body
 	// after it is the end, at the time the body ended.
 	Final bool
+	// IsEnd marks a content chunk that is also the end (MCP's JSON-RPC
+	// response to the call: its result is the last content, and there is
+	// no end marker after it).
+	IsEnd bool
+	// Unrelated marks a message of the protocol that is not part of the
+	// answer (MCP: a request or notification of the server's unrelated to
+	// the call): counted, never a chunk, so kept out of the gaps.
+	Unrelated bool
+	// Foreign marks a message that belongs to another stream (MCP:
+	// progress for another token, the response to another request). On a
+	// resumed connection it is a replay from another stream: the
+	// cross_stream verdict.
+	Foreign bool
+	// Seq is a position the body carries that must grow along the
+	// stream (MCP's progress value), when HasSeq: on a resume, a new
+	// event whose Seq is back at the first one means the server started
+	// the work over (restarted).
+	Seq    float64
+	HasSeq bool
 }
 
 // Dialect turns a target and a sample into a request, and events into
@@ -91,6 +110,7 @@ var Dialects = map[string]Dialect{
 	"gemini":             gemini{},
 	"ollama":             ollama{},
 	"ai-sdk-ui":          aiSDKUI{},
+	"mcp":                mcpDialect{},
 }
 
 // DialectNames lists the known dialects, sorted.
@@ -117,6 +137,12 @@ type Target struct {
 	Body []byte
 	// Model is sent by chat dialects.
 	Model string
+	// Tools are the tool calls of the mcp dialect by sample name; a
+	// sample with none calls DefaultMCPTools' (see MCPTool).
+	Tools map[string]ToolCall
+	// RunID is the run's request id, set by Run: a dialect whose messages
+	// name their call (MCP's JSON-RPC id and progress token) names it so.
+	RunID string
 	// EndEvent and EndData are the generic dialect's end markers: an event
 	// with this type, or with exactly this data. Both empty: a clean end of
 	// the body is the end.

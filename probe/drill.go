@@ -42,12 +42,16 @@ const (
 	// VerdictUnsendableID: the server's event id holds a byte no HTTP
 	// header may carry (SSE allows it), so no client can resume from it.
 	VerdictUnsendableID Verdict = "unsendable_id"
+	// VerdictCrossStream: a resumed stream carried a message of another
+	// stream (MCP: progress for another token, the response to another
+	// request), which a resume must never replay.
+	VerdictCrossStream Verdict = "cross_stream"
 )
 
 // Failed reports whether the verdict names a resume bug.
 func (v Verdict) Failed() bool {
 	switch v {
-	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised, VerdictUnsendableID:
+	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised, VerdictUnsendableID, VerdictCrossStream:
 		return true
 	}
 	return false
@@ -161,6 +165,11 @@ type resumeCheck struct {
 	// sent id.
 	goodResumes int
 
+	// seqFirst and seqMax are the first and the largest position the
+	// bodies carried (MCP's progress), when hasSeq.
+	seqFirst, seqMax float64
+	hasSeq           bool
+
 	replayed, duplicates, missed int
 	verdict                      Verdict
 	detail                       string
@@ -208,7 +217,7 @@ func (c *resumeCheck) reconnected(id string) {
 // flag records a failing verdict; the first, most specific one is kept
 // unless a more severe one comes later.
 func (c *resumeCheck) flag(v Verdict, detail string) {
-	rank := map[Verdict]int{VerdictDuplicate: 1, VerdictMissed: 2, VerdictRestarted: 3, VerdictMismatch: 4}
+	rank := map[Verdict]int{VerdictDuplicate: 1, VerdictMissed: 2, VerdictRestarted: 3, VerdictMismatch: 4, VerdictCrossStream: 5}
 	if rank[v] > rank[c.verdict] {
 		c.verdict, c.detail = v, detail
 	}
@@ -415,4 +424,34 @@ func (c *resumeCheck) rewound(newest, avoid string, k int) string {
 		return id
 	}
 	return newest
+}
+
+// crossStream flags a message of another stream on a resumed connection
+// (its event id, when it had one).
+func (c *resumeCheck) crossStream(id string) {
+	what := "a message"
+	if id != "" {
+		what = "the event " + c.show(id)
+	}
+	c.flag(VerdictCrossStream, fmt.Sprintf("after the resume from %s, %s belonged to another stream (progress for another token, or the response to another request): a resume must replay only the stream it resumes", c.label(c.sentID), what))
+}
+
+// seq checks the position a new event's body carries (MCP's progress):
+// on a resumed connection, back at or before the first one means the
+// server started the work over; back but past it, that it replayed part
+// of it under new ids.
+func (c *resumeCheck) seq(v float64, resumed bool) {
+	switch {
+	case !c.hasSeq:
+		c.seqFirst, c.seqMax, c.hasSeq = v, v, true
+	case v > c.seqMax:
+		c.seqMax = v
+	case !resumed:
+	case v <= c.seqFirst:
+		c.flag(VerdictRestarted, fmt.Sprintf("after the resume from %s, progress started over at %s (it had reached %s): the server ran the work again",
+			c.label(c.sentID), strconv.FormatFloat(v, 'g', -1, 64), strconv.FormatFloat(c.seqMax, 'g', -1, 64)))
+	default:
+		c.flag(VerdictDuplicate, fmt.Sprintf("after the resume from %s, progress went back from %s to %s under new event ids: part of the work was sent again",
+			c.label(c.sentID), strconv.FormatFloat(c.seqMax, 'g', -1, 64), strconv.FormatFloat(v, 'g', -1, 64)))
+	}
 }

@@ -206,233 +206,70 @@ func (c *geminiChunk) decode(data []byte) error {
 
 func (c *geminiChunk) chunk() bool {
 	s := &c.s
-	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, geminiFields) {
+	return s.object("", "", geminiFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = c.candidatesField()
+			return array(s, &c.candidates, "", "candidates", func(i int) bool { return c.candidate(c.candidates.elem(i)) })
 		case 1:
-			ok = c.feedbackField()
+			return c.feedbackField()
 		case 2:
-			ok = c.usageField()
-		case 3:
-			ok = c.errorField()
+			return c.usageField()
 		default:
-			ok = s.skip()
+			return c.errorField()
 		}
-		if !ok {
-			return false
-		}
-	}
-}
-
-func (c *geminiChunk) candidatesField() bool {
-	s := &c.s
-	st, ok := s.begin('[', "", "candidates", "an array")
-	if st == isNull {
-		c.candidates.reset()
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	for i, first := 0, true; ; i, first = i+1, false {
-		done, ok := s.elem(first)
-		if !ok {
-			return false
-		}
-		if done {
-			c.candidates.end(i)
-			return true
-		}
-		if !c.candidate(c.candidates.elem(i)) {
-			return false
-		}
-	}
+	})
 }
 
 func (c *geminiChunk) candidate(cand *geminiCandidate) bool {
 	s := &c.s
-	if st, ok := s.begin('{', "", "candidates", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
+	return s.object("", "candidates", candidateFields, func(k int) bool {
+		if k == 0 {
+			return s.object("candidates", "content", contentFields, func(int) bool { return c.parts(cand) })
 		}
-		switch match(key, candidateFields) {
-		case 0:
-			ok = c.content(cand)
-		case 1:
-			ok = s.strField(&cand.finishReason, "candidates", "finishReason")
-		default:
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
-}
-
-func (c *geminiChunk) content(cand *geminiCandidate) bool {
-	s := &c.s
-	if st, ok := s.begin('{', "candidates", "content", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		if match(key, contentFields) == 0 {
-			ok = c.parts(cand)
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+		return s.strField(&cand.finishReason, "candidates", "finishReason")
+	})
 }
 
 func (c *geminiChunk) parts(cand *geminiCandidate) bool {
-	s := &c.s
-	st, ok := s.begin('[', "candidates.content", "parts", "an array")
-	if st == isNull {
-		cand.parts.reset()
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	for i, first := 0, true; ; i, first = i+1, false {
-		done, ok := s.elem(first)
-		if !ok {
-			return false
-		}
-		if done {
-			cand.parts.end(i)
-			return true
-		}
-		if !c.part(cand.parts.elem(i)) {
-			return false
-		}
-	}
+	return array(&c.s, &cand.parts, "candidates.content", "parts", func(i int) bool { return c.part(cand.parts.elem(i)) })
 }
 
 func (c *geminiChunk) part(p *geminiPartSeen) bool {
 	s := &c.s
-	if st, ok := s.begin('{', "candidates.content", "parts", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, partFields) {
+	return s.object("candidates.content", "parts", partFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = s.nonEmptyField(&p.text, "candidates.content.parts", "text")
+			return s.nonEmptyField(&p.text, "candidates.content.parts", "text")
 		case 1:
-			ok = s.boolField(&p.thought, "candidates.content.parts", "thought")
-		case 2:
-			ok = s.presentField(&p.functionCall, "candidates.content.parts", "functionCall")
+			return s.boolField(&p.thought, "candidates.content.parts", "thought")
 		default:
-			ok = s.skip()
+			return s.presentField(&p.functionCall, "candidates.content.parts", "functionCall")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (c *geminiChunk) feedbackField() bool {
 	s, f := &c.s, &c.feedback
-	st, ok := s.begin('{', "", "promptFeedback", "an object")
-	if st == isNull {
-		f.set, f.blockReason = false, jstr{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	f.set = true
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		if match(key, feedbackFields) == 0 {
-			ok = s.strField(&f.blockReason, "promptFeedback", "blockReason")
-		} else {
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+	return pointer(s, f, &f.set, "", "promptFeedback", feedbackFields, func(int) bool {
+		return s.strField(&f.blockReason, "promptFeedback", "blockReason")
+	})
 }
 
 func (c *geminiChunk) usageField() bool {
 	s, u := &c.s, &c.usage
-	st, ok := s.begin('{', "", "usageMetadata", "an object")
-	if st == isNull {
-		u.set, u.prompt, u.candidates, u.thoughts = false, 0, 0, 0
-	}
-	if st != isOpen || !ok {
+	return pointer(s, u, &u.set, "", "usageMetadata", geminiUsage, func(k int) bool {
+		dst := [...]*int64{&u.prompt, &u.candidates, &u.thoughts}[k]
+		_, ok := s.intField(dst, "usageMetadata", geminiUsage[k])
 		return ok
-	}
-	u.set = true
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, geminiUsage) {
-		case 0:
-			_, ok = s.intField(&u.prompt, "usageMetadata", geminiUsage[0])
-		case 1:
-			_, ok = s.intField(&u.candidates, "usageMetadata", geminiUsage[1])
-		case 2:
-			_, ok = s.intField(&u.thoughts, "usageMetadata", geminiUsage[2])
-		default:
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (c *geminiChunk) errorField() bool {
 	s, e := &c.s, &c.err
-	st, ok := s.begin('{', "", "error", "an object")
-	if st == isNull {
-		e.set, e.message, e.status = false, jstr{}, jstr{}
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	e.set = true
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
+	return pointer(s, e, &e.set, "", "error", geminiErrFields, func(k int) bool {
+		if k == 0 {
+			return s.strField(&e.message, "error", "message")
 		}
-		switch match(key, geminiErrFields) {
-		case 0:
-			ok = s.strField(&e.message, "error", "message")
-		case 1:
-			ok = s.strField(&e.status, "error", "status")
-		default:
-			ok = s.skip()
-		}
-		if !ok {
-			return false
-		}
-	}
+		return s.strField(&e.status, "error", "status")
+	})
 }

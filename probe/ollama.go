@@ -77,7 +77,7 @@ func (ollama) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 		out.Usage, out.HasUsage = Tokens{Prompt: int(l.prompt), Completion: int(l.eval)}, true
 	case m.content, l.response: // /api/generate's text is response
 		out.Kind = Text
-	case m.thinking, l.thinking, m.toolCalls > 0:
+	case m.thinking, l.thinking, m.toolCalls.n > 0:
 		out.Kind = Effective
 	}
 	return out, nil
@@ -92,7 +92,7 @@ type ollamaLine struct {
 	s       jscan
 	message struct {
 		content, thinking bool
-		toolCalls         int
+		toolCalls         jslice[struct{}] // only the length is read
 	}
 	response, thinking bool
 	done               bool
@@ -115,87 +115,41 @@ func (l *ollamaLine) decode(data []byte) error {
 
 func (l *ollamaLine) line() bool {
 	s := &l.s
-	if st, ok := s.begin('{', "", "", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, ollamaFields) {
+	return s.object("", "", ollamaFields, func(k int) bool {
+		switch k {
 		case 0:
-			ok = l.messageField()
+			return l.messageField()
 		case 1:
-			ok = s.nonEmptyField(&l.response, "", "response")
+			return s.nonEmptyField(&l.response, "", "response")
 		case 2:
-			ok = s.nonEmptyField(&l.thinking, "", "thinking")
+			return s.nonEmptyField(&l.thinking, "", "thinking")
 		case 3:
-			ok = s.boolField(&l.done, "", "done")
+			return s.boolField(&l.done, "", "done")
 		case 4:
-			_, ok = s.intField(&l.prompt, "", "prompt_eval_count")
+			_, ok := s.intField(&l.prompt, "", "prompt_eval_count")
+			return ok
 		case 5:
-			_, ok = s.intField(&l.eval, "", "eval_count")
-		case 6:
-			ok = s.strField(&l.err, "", "error")
+			_, ok := s.intField(&l.eval, "", "eval_count")
+			return ok
 		default:
-			ok = s.skip()
+			return s.strField(&l.err, "", "error")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (l *ollamaLine) messageField() bool {
 	s, m := &l.s, &l.message
-	if st, ok := s.begin('{', "", "message", "an object"); st != isOpen || !ok {
-		return ok
-	}
-	for first := true; ; first = false {
-		key, done, ok := s.member(first)
-		if !ok || done {
-			return ok
-		}
-		switch match(key, ollamaMessage) {
+	return s.object("", "message", ollamaMessage, func(k int) bool {
+		switch k {
 		case 0:
-			ok = s.nonEmptyField(&m.content, "message", "content")
+			return s.nonEmptyField(&m.content, "message", "content")
 		case 1:
-			ok = s.nonEmptyField(&m.thinking, "message", "thinking")
-		case 2:
-			ok = l.toolCalls()
+			return s.nonEmptyField(&m.thinking, "message", "thinking")
 		default:
-			ok = s.skip()
+			return array(s, &m.toolCalls, "message", "tool_calls", func(int) bool {
+				var seen bool
+				return s.presentField(&seen, "message", "tool_calls")
+			})
 		}
-		if !ok {
-			return false
-		}
-	}
-}
-
-// toolCalls reads message.tool_calls, an array of objects, keeping its
-// length.
-func (l *ollamaLine) toolCalls() bool {
-	s, m := &l.s, &l.message
-	st, ok := s.begin('[', "message", "tool_calls", "an array")
-	if st == isNull {
-		m.toolCalls = 0
-	}
-	if st != isOpen || !ok {
-		return ok
-	}
-	for i, first := 0, true; ; i, first = i+1, false {
-		done, ok := s.elem(first)
-		if !ok {
-			return false
-		}
-		if done {
-			m.toolCalls = i
-			return true
-		}
-		var seen bool
-		if !s.presentField(&seen, "message", "tool_calls") {
-			return false
-		}
-	}
+	})
 }

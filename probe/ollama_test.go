@@ -41,7 +41,6 @@ func TestOllamaTimeline(t *testing.T) {
 	milestone(t, "first_effective_ms (thinking)", rec.FirstEffectiveMs, tl, srv, c, 0, tl.FirstEffective)
 	milestone(t, "tfc_ms (first content)", rec.TFCMs, tl, srv, c, 2, tl.Chunks[0])
 	// The split line: not before its last piece was written.
-	notBefore(t, "the split line", tl.Chunks[1], c.Sent[3].Done)
 	notBefore(t, "the split line", tl.Chunks[1], due(srv, c, 3).Add(at(40)))
 	notBefore(t, "last text line", tl.Chunks[2], due(srv, c, 4))
 	milestone(t, "end_ms (done: true)", rec.EndMs, tl, srv, c, 5, tl.End)

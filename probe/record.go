@@ -77,6 +77,13 @@ type Record struct {
 	Tokens           *Tokens  `json:"tokens,omitempty"`
 	VisibleTPS       *float64 `json:"visible_output_tps,omitempty"`
 	DurationMs       float64  `json:"duration_ms"`
+	// Session dialects (mcp): the session setup before the stream, the
+	// server's messages unrelated to the call, and what followed the
+	// cancel sample's cancel message (see docs/mcp.md).
+	SessionMs         *float64 `json:"session_ms,omitempty"`
+	Unrelated         int      `json:"unrelated,omitempty"`
+	CancelEndMs       *float64 `json:"cancel_end_ms,omitempty"`
+	ResultAfterCancel bool     `json:"result_after_cancel,omitempty"`
 
 	// Resume fields (see docs/record.md "Resume fields", docs/drills.md
 	// and its "Drops by the server").

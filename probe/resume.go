@@ -83,6 +83,10 @@ func (r *run) dropAfterFor(step int) int {
 func (r *run) onDrop(d *resumeclient.Drop) bool {
 	r.connDone()
 	r.ended = true
+	if !r.cancelAt.IsZero() {
+		r.cancelEnded(d.At, d.Err, false)
+		return false
+	}
 	if r.step == 0 && r.tl.Start.IsZero() {
 		// The very first request failed: nothing to resume.
 		r.tl.Start = d.Info.Start
@@ -263,6 +267,10 @@ func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
 func (r *run) sessionEnded(err error) {
 	r.connDone()
 	if r.ended {
+		return
+	}
+	if !r.cancelAt.IsZero() {
+		r.cancelEnded(r.now(), err, false)
 		return
 	}
 	if errors.Is(err, errStaleAnswered) {

@@ -76,6 +76,7 @@ func Run(ctx context.Context, t Target, o Options) Result {
 	if r.rec.RequestID == "" {
 		r.rec.RequestID = NewRequestID()
 	}
+	r.t.RunID = r.rec.RequestID
 	if dl, ok := ctx.Deadline(); ok && o.Timeout == 0 {
 		r.o.Timeout = time.Until(dl).Round(10 * time.Millisecond)
 	}
@@ -132,6 +133,10 @@ type run struct {
 	resumeReq     resumeclient.Request // the request of the last resume
 	connRetries   int                  // failed attempts at that resume in a row
 	cursorCleared bool                 // the last id field was empty
+
+	cancelAt    time.Time   // the session dialect's cancel was sent
+	cancelTimer *time.Timer // ends the stream cancelWait after it
+	cancelShut  atomic.Bool // the timer ended it
 
 	retryAsked time.Duration // the server's retry field at the last resume
 	retryWait  time.Duration // the wait taken from it (0: none)
@@ -191,6 +196,12 @@ func (r *run) do() {
 		c.MaxEventSize = r.t.MaxEventSize
 		r.c = &c
 	}
+	if sd, ok := d.(sessionDialect); ok {
+		if !r.openSession(sd) {
+			return
+		}
+		defer sd.CloseSession(r.ctx, r.c, r.t, r.req)
+	}
 	r.sess, err = r.c.NewSession(r.ctx, r.req, resumeclient.SessionOptions{
 		// The probe reconnects at once unless the server asks for a
 		// wait: reconnect_ms then measures the server, not a client timer.
@@ -209,6 +220,9 @@ func (r *run) do() {
 		if r.dropTimer != nil {
 			r.dropTimer.Stop()
 		}
+		if r.cancelTimer != nil {
+			r.cancelTimer.Stop()
+		}
 	}()
 	for {
 		ev, err := r.sess.Next()
@@ -221,6 +235,29 @@ func (r *run) do() {
 			return
 		}
 	}
+}
+
+// openSession runs a session dialect's requests before the stream; a
+// failure ends the run, named as the setup's.
+func (r *run) openSession(sd sessionDialect) bool {
+	start := r.now()
+	err := sd.OpenSession(r.ctx, r.c, r.t, &r.req)
+	r.rec.SessionMs = ptr(ms(r.now().Sub(start)))
+	if err == nil {
+		return true
+	}
+	r.tl.Start = start
+	var se *resumeclient.StatusError
+	if errors.As(err, &se) {
+		r.rec.HTTPStatus = se.Status
+	}
+	if errors.Is(err, errSetup) {
+		r.fail(ProtocolError, "session setup: %v", err)
+		return false
+	}
+	r.classify(err)
+	r.rec.Error = "session setup: " + r.rec.Error
+	return false
 }
 
 // classify turns a transport error into an outcome and a one-line message.

@@ -1,6 +1,9 @@
 package probe
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -92,12 +95,18 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		r.tl.FirstEvent = ev.Dispatched
 	}
 	cursor, hasCursor := r.position(ev, &ch)
-	again := r.check != nil && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
+	// A message of another stream is judged by mark, and kept out of the
+	// id check: its ids are not this stream's.
+	again := r.check != nil && !ch.Foreign && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
+	r.mark(&ch, again, cursor)
 	if ch.HasUsage {
 		r.usage(ch.Usage)
 	}
 	switch ch.Kind {
 	case Text:
+		if ch.IsEnd {
+			return r.lastChunk(ev, again)
+		}
 		return r.text(ev, again)
 	case Effective:
 		if r.tl.FirstEffective.IsZero() {
@@ -119,13 +128,21 @@ func (r *run) event(ev *resumeclient.Event) bool {
 // event of the answer ends the run with its judgement.
 func (r *run) staleEvent(ev *resumeclient.Event) bool {
 	if t := string(ev.Type); t != orStr(r.o.Drill.ErrorEvent, "error") && t != orStr(r.o.Drill.ResetEvent, "reset") {
-		if ch, err := r.d.Decode(r.t, ev); err == nil && (ch.Kind == Liveness || ch.Kind == Meta) {
-			if ch.Kind == Liveness {
-				r.rec.Comments++
-			} else {
-				r.rec.Events++
-			}
+		ch, err := r.d.Decode(r.t, ev)
+		switch {
+		case err != nil:
+		case ch.Kind == Liveness:
+			r.rec.Comments++
 			return false
+		case ch.Kind == Meta:
+			r.rec.Events++
+			return false
+		case ch.Kind == Failed:
+			// An error in the stream's own terms (MCP: a JSON-RPC
+			// error) is a defined answer.
+			r.rec.Events++
+			r.staleOK("error_event")
+			return true
 		}
 	}
 	r.rec.Events++
@@ -175,6 +192,9 @@ func (r *run) usage(u Tokens) {
 // which is not a new chunk) and applies the limits that stop a run after
 // so many chunks: max_chunks, the cancel sample, the drill's drop.
 func (r *run) text(ev *resumeclient.Event, again bool) bool {
+	if !r.cancelAt.IsZero() {
+		return false // after the cancel message: counted as an event only
+	}
 	r.connTexts++
 	if !again {
 		if limit := orInt(r.t.MaxChunks, DefaultMaxChunks); len(r.tl.Chunks) >= limit {
@@ -184,13 +204,93 @@ func (r *run) text(ev *resumeclient.Event, again bool) bool {
 		r.chunk(ev.Dispatched)
 	}
 	if r.o.Sample.Cancel && len(r.tl.Chunks) >= orInt(r.o.CancelAfter, DefaultCancelAfter) {
-		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, len(r.tl.Chunks))
-		return true
+		return r.cancel()
 	}
 	if r.dropAfter > 0 && r.connTexts >= r.dropAfter {
 		r.st.Close() // the drill's drop: Next reports ErrDropped
 	}
 	return false
+}
+
+// mark takes what a chunk says of the stream it came on: a message
+// unrelated to the answer, one of another stream, a position in the body.
+func (r *run) mark(ch *Chunk, again bool, cursor string) {
+	if ch.Unrelated || ch.Foreign && r.conn == 0 {
+		r.rec.Unrelated++
+	}
+	if r.check == nil || again {
+		return
+	}
+	if ch.Foreign && r.conn > 0 {
+		r.check.crossStream(cursor)
+	}
+	if ch.HasSeq {
+		r.check.seq(ch.Seq, r.conn > 0)
+	}
+}
+
+// lastChunk takes a content chunk that is also the end (MCP's response
+// to the call).
+func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
+	if !r.cancelAt.IsZero() {
+		r.cancelEnded(ev.Dispatched, nil, true)
+		return true
+	}
+	if !again {
+		r.chunk(ev.Dispatched)
+	}
+	r.tl.End = ev.Dispatched
+	r.rec.Outcome = Success
+	return true
+}
+
+// cancel ends the run for the cancel sample: by closing the connection,
+// or, for a session dialect, by its cancel message, after which the
+// stream is read on for up to cancelWait to see how it ends.
+func (r *run) cancel() bool {
+	sd, ok := r.d.(sessionDialect)
+	if !ok {
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, len(r.tl.Chunks))
+		return true
+	}
+	r.cancelAt = r.now()
+	if err := sd.CancelCall(r.ctx, r.c, r.t, r.req); err != nil {
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.o.Sample.Name, len(r.tl.Chunks), err)
+		return true
+	}
+	r.cancelTimer = time.AfterFunc(cancelWait, func() {
+		r.cancelShut.Store(true)
+		r.sess.Close()
+	})
+	return false
+}
+
+// cancelWait is how long a stream is read after a session dialect's
+// cancel message before the client closes it.
+const cancelWait = 2 * time.Second
+
+// cancelEnded names how the stream ended after the cancel message: with
+// the result anyway (result), by the server, or closed by the client
+// after cancelWait.
+func (r *run) cancelEnded(at time.Time, err error, result bool) {
+	r.ended = true
+	after := at.Sub(r.cancelAt)
+	msg := fmt.Sprintf("cancelled by the %s sample after %d content chunks with a cancel message", r.o.Sample.Name, len(r.tl.Chunks))
+	switch {
+	case result:
+		r.rec.ResultAfterCancel, r.rec.CancelEndMs = true, ptr(ms(after))
+		msg += fmt.Sprintf("; the result still came %.1f ms later", ms(after))
+	case r.cancelShut.Load():
+		msg += fmt.Sprintf("; the stream was still open %s later, and the client closed it", cancelWait)
+	case errors.Is(err, io.EOF):
+		r.rec.CancelEndMs = ptr(ms(after))
+		msg += fmt.Sprintf("; the server ended the stream %.1f ms later, with no result", ms(after))
+	case r.ctx.Err() != nil:
+		msg += "; the stream was still open when the run's timeout came"
+	default:
+		msg += fmt.Sprintf("; the stream then broke: %v", err)
+	}
+	r.fail(ClientCancelled, "%s", msg)
 }
 
 // chunk adds a new content chunk.

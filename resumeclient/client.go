@@ -216,7 +216,7 @@ func (c *Client) newRequest(ctx context.Context, r Request) (req *http.Request, 
 			req.Header.Add(k, v)
 		}
 	}
-	req.Header.Set("Accept", r.Framing.MediaType())
+	req.Header.Set("Accept", r.Framing.Accept())
 	req.Header.Set("Cache-Control", "no-cache")
 	// Ask for gzip ourselves (net/http then leaves the body compressed), so
 	// the bytes on the wire are counted apart from the decoded ones.
@@ -256,7 +256,7 @@ func responseKind(resp *http.Response, f Framing) error {
 	case resp.StatusCode != http.StatusOK:
 		return ErrHTTPStatus
 	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != f.MediaType() {
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || !f.accepts(mt) {
 		return ErrNotEventStream
 	}
 	return nil
@@ -284,8 +284,11 @@ func (c *Client) newStream(resp *http.Response, r Request, info ConnInfo, cancel
 	}
 	s.parser.MaxEventSize, s.lines.MaxEventSize = c.MaxEventSize, c.MaxEventSize
 	s.frames = &s.parser
-	if r.Framing == FramingNDJSON {
+	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); {
+	case r.Framing == FramingNDJSON:
 		s.frames = &s.lines
+	case r.Framing == FramingSSEOrJSON && mt == "application/json":
+		s.frames = &BodyParser{MaxEventSize: c.MaxEventSize}
 	}
 	if r.LastEventID != "" {
 		s.parser.SetLastEventID(r.LastEventID)
@@ -374,7 +377,7 @@ func (s *Stream) Next() (*Event, error) {
 		}
 		if s.readErr != nil {
 			// The error that came with the last bytes, now they are parsed.
-			return nil, s.finish(s.readErr)
+			return s.end(s.readErr)
 		}
 		n, err := s.body.Read(buf)
 		at := s.c.now()
@@ -401,12 +404,24 @@ func (s *Stream) Next() (*Event, error) {
 			continue
 		}
 		if err != nil {
-			return nil, s.finish(err)
+			return s.end(err)
 		}
 		if s.zeroReads++; s.zeroReads > 100 {
 			return nil, s.finish(fmt.Errorf("%w: %w", ErrReset, io.ErrNoProgress))
 		}
 	}
+}
+
+// end ends the stream with err, after the event a clean end of the body
+// completes (a JSON body), if any.
+func (s *Stream) end(err error) (*Event, error) {
+	if err == io.EOF {
+		if ev := s.frames.Flush(); ev != nil {
+			ev.Conn = s.conn
+			return ev, nil
+		}
+	}
+	return nil, s.finish(err)
 }
 
 func (s *Stream) classify(err error) error {

@@ -16,6 +16,11 @@ const (
 	// Ollama's native API streams: every line is one event, with no type,
 	// no id and no comment.
 	FramingNDJSON
+	// FramingSSEOrJSON takes Server-Sent Events or one JSON document
+	// (application/json), as the server chooses: MCP's Streamable HTTP
+	// answers a POST either way. A JSON body is one event, dispatched when
+	// the body ends cleanly.
+	FramingSSEOrJSON
 )
 
 // MediaType is the Content-Type a response of this framing must have,
@@ -27,9 +32,22 @@ func (f Framing) MediaType() string {
 	return "text/event-stream"
 }
 
+// Accept is the Accept header a request of this framing sends.
+func (f Framing) Accept() string {
+	if f == FramingSSEOrJSON {
+		return "application/json, text/event-stream"
+	}
+	return f.MediaType()
+}
+
+// accepts reports whether a response of media type mt can be read.
+func (f Framing) accepts(mt string) bool {
+	return mt == f.MediaType() || f == FramingSSEOrJSON && mt == "application/json"
+}
+
 // HasEventIDs reports whether the framing carries event ids, and so a
 // Last-Event-ID resume.
-func (f Framing) HasEventIDs() bool { return f == FramingSSE }
+func (f Framing) HasEventIDs() bool { return f != FramingNDJSON }
 
 // frames is what a Stream reads its events with: Parser or LineParser.
 type frames interface {
@@ -38,6 +56,8 @@ type frames interface {
 	Pending() bool
 	LastEventID() string
 	Retry() (time.Duration, bool)
+	// Flush returns the event a clean end of the body completes, if any.
+	Flush() *Event
 }
 
 // LineParser cuts newline-delimited JSON into events, with the same
@@ -134,3 +154,67 @@ func (p *LineParser) LastEventID() string { return "" }
 
 // Retry is never set: lines carry no retry field.
 func (p *LineParser) Retry() (time.Duration, bool) { return 0, false }
+
+// Flush returns nil: a line cut off by the end of the body is Pending,
+// never an event.
+func (p *LineParser) Flush() *Event { return nil }
+
+// BodyParser makes a whole body one event (a JSON answer): the bytes are
+// kept as they come, bounded by MaxEventSize, and the event is dispatched
+// by Flush at the clean end of the body, stamped with the arrival of its
+// last byte (FirstByte with its first). It has no id, type or comment.
+// The zero value is ready to use; it is not safe for concurrent use.
+type BodyParser struct {
+	// MaxEventSize bounds the body; 0 means DefaultMaxEventSize.
+	MaxEventSize int
+
+	data      []byte
+	first, at time.Time
+	done      bool
+	ev        Event
+	err       error
+}
+
+// Push hands the parser the bytes of one read, which arrived at the time
+// at; they are copied.
+func (p *BodyParser) Push(b []byte, at time.Time) {
+	if p.err != nil || len(b) == 0 {
+		return
+	}
+	limit := p.MaxEventSize
+	if limit <= 0 {
+		limit = DefaultMaxEventSize
+	}
+	if len(p.data)+len(b) > limit {
+		p.err = fmt.Errorf("%w: the JSON body held more than %d bytes", ErrEventTooLarge, limit)
+		p.data = nil
+		return
+	}
+	if p.first.IsZero() {
+		p.first = at
+	}
+	p.data, p.at = append(p.data, b...), at
+}
+
+// Next never returns an event (the body is one, at its end), only the
+// error of a body over the limit.
+func (p *BodyParser) Next() (*Event, error) { return nil, p.err }
+
+// Pending reports a body begun and not dispatched.
+func (p *BodyParser) Pending() bool { return !p.done && len(p.data) > 0 }
+
+// LastEventID is always empty: a JSON body carries no id.
+func (p *BodyParser) LastEventID() string { return "" }
+
+// Retry is never set.
+func (p *BodyParser) Retry() (time.Duration, bool) { return 0, false }
+
+// Flush dispatches the body as one event, once; an empty body is none.
+func (p *BodyParser) Flush() *Event {
+	if p.done || p.err != nil || len(p.data) == 0 {
+		return nil
+	}
+	p.done = true
+	p.ev = Event{Kind: KindEvent, Data: p.data, FirstByte: p.first, Dispatched: p.at, Size: len(p.data)}
+	return &p.ev
+}

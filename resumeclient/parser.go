@@ -100,6 +100,10 @@ func (p *Parser) SetLastEventID(id string) {
 // line is not part of it.
 func (p *Parser) LastEventID() string { return string(p.lastID) }
 
+// Flush returns nil: an event cut off by the end of the body is never
+// dispatched (WHATWG), Pending reports it.
+func (p *Parser) Flush() *Event { return nil }
+
 // Retry returns the reconnection time set by the last valid retry field.
 func (p *Parser) Retry() (time.Duration, bool) { return p.retry, p.hasRetry }
 

@@ -24,6 +24,7 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 
 type onceFlags struct {
 	url, dialect, method, body, sample, name, model string
+	tool, toolArgs                                  string
 	bearerEnv, endEvent, endData                    string
 	headers, headerEnv                              headerFlags
 	host, region                                    string
@@ -55,6 +56,7 @@ var onceKeys = map[string]string{
 	"target[0].stale_id": "-stale-id", "target[0].ids": "-ids", "target[0].error_event": "-error-event",
 	"target[0].reset_event": "-reset-event", "target[0].stale_headers": "-stale-header",
 	"target[0].resume_on_drop": "-no-resume", "target[0].max_reconnects": "-max-reconnects",
+	"target[0].tool": "-tool",
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
@@ -70,6 +72,8 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.cancelAfter, "cancel-after", probe.DefaultCancelAfter, "with -sample cancel: content chunks to read before cancelling")
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "deadline for the whole request")
 	fs.StringVar(&f.model, "model", "", "model name sent by chat dialects")
+	fs.StringVar(&f.tool, "tool", "", "mcp dialect: the tool to call (default: the reference server's progress tool)")
+	fs.StringVar(&f.toolArgs, "tool-args", "", "mcp dialect: the tool's arguments, a JSON object (default {} for -tool, else the sample's for the reference server)")
 	fs.StringVar(&f.name, "name", "", "target name in the record (default: the URL's host)")
 	fs.StringVar(&f.endEvent, "end-event", "", "sse dialect: event type that marks the end")
 	fs.StringVar(&f.endData, "end-data", "[DONE]", "sse dialect: data that marks the end; with -end-event also empty, the end of the body is the end")
@@ -147,6 +151,19 @@ func (f *onceFlags) target() (config.Target, error) {
 	}
 	if t.HeaderEnv, err = headerValues("-header-env", f.headerEnv, true); err != nil {
 		return t, err
+	}
+	if f.tool != "" || f.toolArgs != "" {
+		if err := config.ToolArgs(f.toolArgs); err != nil {
+			return t, fmt.Errorf("-tool-args: %w", err)
+		}
+		if f.dialect != "mcp" {
+			return t, fmt.Errorf("-tool and -tool-args are for -dialect mcp (not %s)", f.dialect)
+		}
+		args := f.toolArgs
+		if args == "" && f.tool != "" {
+			args = "{}"
+		}
+		t.Tool = map[string]config.ToolCall{f.sample: {Name: f.tool, Args: args}}
 	}
 	t.Body, err = f.readBody()
 	return t, err

@@ -48,6 +48,7 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 	row("tail", r.TailMs)
 	row("close", r.CloseMs)
 	fmt.Fprintf(&b, "  %-16s %d\n", "stalls > 250 ms", r.Stalls)
+	sessionLines(&b, r)
 	if bf, ok := r.Buffering(); ok {
 		fmt.Fprintf(&b, "  %-16s suspected proxy buffering: %s (check proxy_buffering / X-Accel-Buffering)\n", "buffering", bf)
 	}
@@ -80,6 +81,24 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sessionLines writes what a session dialect (mcp) adds: the session
+// setup, the server's unrelated messages, how a cancelled call ended.
+func sessionLines(b *strings.Builder, r probe.Record) {
+	if r.SessionMs != nil {
+		fmt.Fprintf(b, "  %-16s %s before the request (initialize, notifications/initialized)\n", "session setup", msText(r.SessionMs))
+	}
+	if r.Unrelated > 0 {
+		fmt.Fprintf(b, "  %-16s %d server message(s) unrelated to the call (not chunks)\n", "unrelated", r.Unrelated)
+	}
+	if r.CancelEndMs != nil {
+		what := "the stream ended"
+		if r.ResultAfterCancel {
+			what = "the result still came"
+		}
+		fmt.Fprintf(b, "  %-16s %s %s after the cancel message\n", "after cancel", what, msText(r.CancelEndMs))
+	}
 }
 
 // shownRecord returns r with every free text made safe for a terminal.

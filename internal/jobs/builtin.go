@@ -26,10 +26,14 @@ func NewBuiltin() *refserver.Server {
 
 // BuiltinURL is the URL a target of dialect probes on the built-in
 // reference target served at base: the generic sse dialect reads the
-// resumable drill stream on /events, the API dialects their API paths.
+// resumable drill stream on /events, mcp the MCP server on /mcp, the API
+// dialects their API paths.
 func BuiltinURL(base, dialect string) string {
-	if dialect == "sse" {
+	switch dialect {
+	case "sse":
 		return strings.TrimSuffix(base, "/") + "/events"
+	case "mcp":
+		return strings.TrimSuffix(base, "/") + "/mcp"
 	}
 	return base
 }

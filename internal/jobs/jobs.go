@@ -7,6 +7,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -137,6 +138,16 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		InsecureSkipVerify: ct.InsecureSkipVerify, NoResume: ct.ResumeOnDrop != nil && !*ct.ResumeOnDrop, KeepAlive: ct.KeepAlive, HTTP2: ct.HTTP2, MaxChunks: ct.MaxChunks}
 	if ct.EndData != nil {
 		t.EndData = *ct.EndData
+	}
+	for s, tc := range ct.Tool {
+		if t.Tools == nil {
+			t.Tools = map[string]probe.ToolCall{}
+		}
+		var args json.RawMessage
+		if tc.Args != "" {
+			args = json.RawMessage(tc.Args)
+		}
+		t.Tools[s] = probe.ToolCall{Name: tc.Name, Args: args}
 	}
 	if ct.Builtin && t.Model == "" {
 		// The built-in target takes any model; a dialect whose URL names

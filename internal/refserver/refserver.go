@@ -123,6 +123,10 @@ type Server struct {
 	// and the error event (defaults "reset" and "error").
 	ResetEvent, ErrorEvent string
 
+	// Mount serves these paths with other handlers (the MCP server on
+	// /mcp); a handler that is an io.Closer is closed with the server.
+	Mount map[string]http.Handler
+
 	// KeepConns, when > 0, keeps only the logs of the last KeepConns
 	// connections, for a server that runs for long (the daemon's built-in
 	// reference target).
@@ -205,6 +209,11 @@ func (s *Server) Close() {
 	s.Server.CloseClientConnections()
 	s.Server.Close()
 	s.wg.Wait()
+	for _, h := range s.Mount {
+		if c, ok := h.(io.Closer); ok {
+			c.Close()
+		}
+	}
 }
 
 // Conns returns a copy of the connection logs so far.
@@ -244,6 +253,10 @@ func (s *Server) WaitClosed(i int, d time.Duration) (Conn, bool) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
+	if h := s.Mount[r.URL.Path]; h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
 	c, connIdx, live := s.accept(r)
 	gone := false
 	defer func() {

@@ -1,0 +1,589 @@
+package refserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MCPFault is a behaviour of the MCP server: a resume bug, or a way of
+// answering, that one of the probe's verdicts names.
+type MCPFault string
+
+// The MCP server's faults. The empty one is a correct server.
+const (
+	// MCPDuplicate replays from the event Last-Event-ID names, itself
+	// included (off by one).
+	MCPDuplicate MCPFault = "duplicate"
+	// MCPGap skips the event after the one Last-Event-ID names.
+	MCPGap MCPFault = "gap"
+	// MCPRestart runs the tool again on a resume: progress starts over,
+	// under new event ids.
+	MCPRestart MCPFault = "restart"
+	// MCPCrossStream replays, with the stream resumed, the events of
+	// another call of the session (its progress and its response).
+	MCPCrossStream MCPFault = "cross-stream"
+	// MCPStaleLive answers an unknown Last-Event-ID with the live tail of
+	// the session's newest stream, saying nothing.
+	MCPStaleLive MCPFault = "stale-live"
+	// MCPNoIDs sends no event ids (and no priming event): nothing can be
+	// resumed.
+	MCPNoIDs MCPFault = "no-ids"
+	// MCPPoll closes the call's stream on purpose (SEP-1699 polling)
+	// after the priming event and every PollEvery messages, with a
+	// retry field; a resume gets the rest.
+	MCPPoll MCPFault = "poll"
+	// MCPJSON answers tools/call with one JSON body once the tool is done.
+	MCPJSON MCPFault = "json"
+)
+
+// MCPFaults lists the faults, for the demo and the tests.
+var MCPFaults = []MCPFault{MCPDuplicate, MCPGap, MCPRestart, MCPCrossStream, MCPStaleLive, MCPNoIDs, MCPPoll, MCPJSON}
+
+// MCPVersions are the protocol versions the server speaks, newest first.
+var MCPVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// MCP is a Model Context Protocol server over Streamable HTTP, as an
+// http.Handler: sessions (Mcp-Session-Id), a tool "progress" that reports
+// progress steps times interval_ms apart and then answers, an event
+// store that gives every event of a call's stream an id and replays,
+// after a GET with Last-Event-ID, only that stream's events after it, a
+// SEP-1699 priming event (an id and empty data) at the start of each
+// stream, notifications/cancelled, and DELETE. A call's arguments may
+// name a fault ("fault":"gap") that overrides Fault for that call.
+type MCP struct {
+	// Fault is the server-wide behaviour; empty is correct.
+	Fault MCPFault
+	// Retry is the retry field sent before a SEP-1699 close (default
+	// 50 ms); PollEvery how many messages a polled stream carries before
+	// each close (default 3).
+	Retry     time.Duration
+	PollEvery int
+	// Version, when set, is the protocol version initialize answers,
+	// whatever the client asked for.
+	Version string
+
+	mu       sync.Mutex
+	sessions map[string]*mcpSession
+	order    []string // session ids, oldest first
+	n        int
+	log      []MCPRequest
+	quit     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+}
+
+// MCPRequest logs one request the server got.
+type MCPRequest struct {
+	At          time.Time
+	Method      string // HTTP method
+	RPC         string // the JSON-RPC method, "" for a response or none
+	Session     string // Mcp-Session-Id
+	Protocol    string // MCP-Protocol-Version
+	LastEventID string
+	Accept      string
+	Status      int
+	// Closed is when the server ended the answer's stream on purpose
+	// (a SEP-1699 close), zero otherwise.
+	Closed time.Time
+}
+
+// maxMCPSessions bounds the sessions kept: the oldest goes first.
+const maxMCPSessions = 64
+
+type mcpSession struct {
+	id      string
+	streams map[int]*mcpStream
+	newest  *mcpStream
+}
+
+// mcpStream is the event log of one call: event i has the id
+// num*1_000_000+i (ids unique in the session, and a stream known from
+// any of its ids); event 0 is the priming event.
+type mcpStream struct {
+	num     int
+	events  []string // data; "" for the priming event
+	done    bool
+	changed chan struct{}
+	reqID   json.RawMessage
+	token   json.RawMessage
+	fault   MCPFault
+	gen     int           // bumped by a restart: an older run stops
+	cancel  chan struct{} // closed by notifications/cancelled
+	other   *mcpStream    // another call of the session (cross-stream)
+	steps   int
+	every   time.Duration
+}
+
+func (st *mcpStream) id(i int) string { return strconv.Itoa(st.num*1_000_000 + i) }
+
+// NewMCP returns an MCP server with fault f.
+func NewMCP(f MCPFault) *MCP { return &MCP{Fault: f} }
+
+// Requests returns a copy of the request log.
+func (m *MCP) Requests() []MCPRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.log)
+}
+
+// Close stops the tools that still run and waits for them.
+func (m *MCP) Close() error {
+	m.mu.Lock()
+	q := m.quitC()
+	m.mu.Unlock()
+	m.once.Do(func() { close(q) })
+	m.wg.Wait()
+	return nil
+}
+
+func (m *MCP) quitC() chan struct{} {
+	if m.quit == nil {
+		m.quit = make(chan struct{})
+	}
+	return m.quit
+}
+
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Name            string          `json:"name"`
+		Arguments       json.RawMessage `json:"arguments"`
+		RequestID       json.RawMessage `json:"requestId"`
+		Meta            struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	} `json:"params"`
+}
+
+func (m *MCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	m.quitC()
+	m.wg.Add(1)
+	m.mu.Unlock()
+	defer m.wg.Done()
+	entry := MCPRequest{At: time.Now(), Method: r.Method, Session: r.Header.Get("Mcp-Session-Id"), Protocol: r.Header.Get("MCP-Protocol-Version"),
+		LastEventID: r.Header.Get("Last-Event-ID"), Accept: r.Header.Get("Accept")}
+	var msg rpcMessage
+	if r.Method == http.MethodPost {
+		var body []byte
+		body, entry.Status = readBody(r)
+		if entry.Status == 0 && json.Unmarshal(body, &msg) != nil {
+			entry.Status = http.StatusBadRequest
+		}
+		entry.RPC = msg.Method
+	}
+	idx := m.logRequest(entry)
+	status, closed := m.serve(w, r, &msg, entry)
+	m.mu.Lock()
+	m.log[idx].Status, m.log[idx].Closed = status, closed
+	m.mu.Unlock()
+}
+
+func readBody(r *http.Request) ([]byte, int) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return nil, http.StatusBadRequest
+	}
+	return b, 0
+}
+
+func (m *MCP) logRequest(e MCPRequest) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.log = append(m.log, e)
+	if len(m.log) > 1024 {
+		m.log = slices.Delete(m.log, 0, 512)
+	}
+	return len(m.log) - 1
+}
+
+// serve answers one request; it returns the status and the time of a
+// SEP-1699 close.
+func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg *rpcMessage, e MCPRequest) (int, time.Time) {
+	if e.Status != 0 {
+		return rpcError(w, e.Status, nil, -32700, "parse error"), time.Time{}
+	}
+	if e.Protocol != "" && !slices.Contains(MCPVersions, e.Protocol) {
+		return rpcError(w, http.StatusBadRequest, nil, -32600, "unsupported MCP-Protocol-Version"), time.Time{}
+	}
+	if r.Method == http.MethodPost && msg.Method == "initialize" {
+		return m.initialize(w, msg), time.Time{}
+	}
+	sess := m.session(e.Session)
+	switch {
+	case e.Session == "":
+		return rpcError(w, http.StatusBadRequest, nil, -32000, "Bad Request: no Mcp-Session-Id"), time.Time{}
+	case sess == nil:
+		return rpcError(w, http.StatusNotFound, nil, -32001, "Session not found"), time.Time{}
+	}
+	switch r.Method {
+	case http.MethodGet:
+		return m.resume(w, r, sess, e.LastEventID)
+	case http.MethodDelete:
+		m.mu.Lock()
+		delete(m.sessions, sess.id)
+		m.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+		return http.StatusOK, time.Time{}
+	case http.MethodPost:
+		if !strings.Contains(e.Accept, "text/event-stream") || !strings.Contains(e.Accept, "application/json") {
+			return rpcError(w, http.StatusNotAcceptable, nil, -32000, "Not Acceptable: accept both application/json and text/event-stream"), time.Time{}
+		}
+		return m.post(w, r, sess, msg)
+	}
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	return http.StatusMethodNotAllowed, time.Time{}
+}
+
+func (m *MCP) session(id string) *mcpSession {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sessions[id]
+}
+
+func (m *MCP) initialize(w http.ResponseWriter, msg *rpcMessage) int {
+	ver := m.Version
+	if ver == "" {
+		ver = MCPVersions[0]
+		if slices.Contains(MCPVersions, msg.Params.ProtocolVersion) {
+			ver = msg.Params.ProtocolVersion
+		}
+	}
+	m.mu.Lock()
+	if m.sessions == nil {
+		m.sessions = map[string]*mcpSession{}
+	}
+	m.n++
+	s := &mcpSession{id: fmt.Sprintf("refserver-session-%d", m.n), streams: map[int]*mcpStream{}}
+	m.sessions[s.id] = s
+	m.order = append(m.order, s.id)
+	if len(m.order) > maxMCPSessions {
+		delete(m.sessions, m.order[0])
+		m.order = m.order[1:]
+	}
+	m.mu.Unlock()
+	w.Header().Set("Mcp-Session-Id", s.id)
+	return rpcResult(w, msg.ID, map[string]any{"protocolVersion": ver, "capabilities": map[string]any{"tools": map[string]any{}},
+		"serverInfo": map[string]any{"name": "refserver", "version": "1"}})
+}
+
+// post answers a message on POST: a notification (202), a tools/call (a
+// stream, or one JSON body), tools/list, ping.
+func (m *MCP) post(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg *rpcMessage) (int, time.Time) {
+	switch {
+	case msg.ID == nil:
+		if msg.Method == "notifications/cancelled" {
+			m.cancel(sess, msg.Params.RequestID)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return http.StatusAccepted, time.Time{}
+	case msg.Method == "tools/call":
+		return m.call(w, r, sess, msg)
+	case msg.Method == "tools/list":
+		return rpcResult(w, msg.ID, map[string]any{"tools": []any{map[string]any{"name": "progress",
+			"description": "reports progress steps times, interval_ms apart, then answers",
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"steps": map[string]any{"type": "integer"},
+				"interval_ms": map[string]any{"type": "integer"}, "fault": map[string]any{"type": "string"}}}}}}), time.Time{}
+	case msg.Method == "ping":
+		return rpcResult(w, msg.ID, map[string]any{}), time.Time{}
+	}
+	return rpcError(w, http.StatusOK, msg.ID, -32601, "Method not found"), time.Time{}
+}
+
+func (m *MCP) cancel(sess *mcpSession, reqID json.RawMessage) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range sess.streams {
+		if string(st.reqID) == string(reqID) && !st.done {
+			select {
+			case <-st.cancel:
+			default:
+				close(st.cancel)
+			}
+		}
+	}
+}
+
+// call starts the progress tool and answers with its stream.
+func (m *MCP) call(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg *rpcMessage) (int, time.Time) {
+	var args struct {
+		Steps      int      `json:"steps"`
+		IntervalMs int      `json:"interval_ms"`
+		Fault      MCPFault `json:"fault"`
+	}
+	if msg.Params.Name != "progress" {
+		return rpcError(w, http.StatusOK, msg.ID, -32602, "Unknown tool: "+strconv.Quote(msg.Params.Name)), time.Time{}
+	}
+	if len(msg.Params.Arguments) > 0 && json.Unmarshal(msg.Params.Arguments, &args) != nil {
+		return rpcError(w, http.StatusOK, msg.ID, -32602, "Invalid arguments"), time.Time{}
+	}
+	st := &mcpStream{reqID: msg.ID, token: msg.Params.Meta.ProgressToken, fault: cmpOr(args.Fault, m.Fault), steps: min(max(args.Steps, 0), 10_000),
+		every: time.Duration(min(max(args.IntervalMs, 0), 60_000)) * time.Millisecond, changed: make(chan struct{}), cancel: make(chan struct{})}
+	m.mu.Lock()
+	st.num = len(sess.streams) + 1
+	st.events = []string{""}
+	sess.streams[st.num] = st
+	sess.newest = st
+	if st.fault == MCPCrossStream {
+		// Another call of the session, running beside this one: its
+		// events are what the buggy resume replays.
+		o := &mcpStream{num: st.num + 500, reqID: json.RawMessage(`"refserver-other"`), token: json.RawMessage(`"refserver-other"`), events: []string{""}, changed: make(chan struct{}), cancel: make(chan struct{})}
+		sess.streams[o.num], st.other = o, o
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go m.run(st, 0)
+	if st.fault == MCPJSON {
+		return m.answerJSON(w, r, st), time.Time{}
+	}
+	return m.play(w, r, st, 0, st.fault == MCPPoll)
+}
+
+func cmpOr[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}
+
+// run is the progress tool: steps progress notifications, then the
+// response; a cancel ends it with neither, a restart (gen bumped) ends
+// the older run.
+func (m *MCP) run(st *mcpStream, gen int) {
+	defer m.wg.Done()
+	next := time.Now()
+	for i := 1; i <= st.steps; i++ {
+		next = next.Add(st.every)
+		if !m.sleep(st, next) || !m.current(st, gen) {
+			return
+		}
+		m.append(st, gen, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":%d,"message":"step %d"}}`, tokenOr(st.token), i, st.steps, i))
+		if o := st.other; o != nil {
+			m.append(o, 0, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"refserver-other","progress":%d}}`, i))
+		}
+	}
+	if o := st.other; o != nil {
+		m.append(o, 0, `{"jsonrpc":"2.0","id":"refserver-other","result":{"content":[{"type":"text","text":"other call"}]}}`)
+	}
+	m.append(st, gen, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done after %d steps"}]}}`, st.reqID, st.steps))
+	m.mu.Lock()
+	if st.gen == gen {
+		st.done = true
+		m.notify(st)
+	}
+	m.mu.Unlock()
+}
+
+func tokenOr(t json.RawMessage) string {
+	if len(t) == 0 {
+		return `"none"`
+	}
+	return string(t)
+}
+
+// sleep waits until t; false when the call was cancelled (the stream is
+// then done, with no response) or the server closes.
+func (m *MCP) sleep(st *mcpStream, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-st.cancel:
+		m.mu.Lock()
+		st.done = true
+		m.notify(st)
+		m.mu.Unlock()
+	case <-m.quit:
+	}
+	return false
+}
+
+func (m *MCP) current(st *mcpStream, gen int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return st.gen == gen
+}
+
+func (m *MCP) append(st *mcpStream, gen int, data string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st.gen != gen {
+		return
+	}
+	st.events = append(st.events, data)
+	m.notify(st)
+}
+
+// notify wakes the connections that wait on st (under m.mu).
+func (m *MCP) notify(st *mcpStream) {
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+// answerJSON waits for the tool and answers its response as one JSON
+// body (the server's choice Streamable HTTP allows).
+func (m *MCP) answerJSON(w http.ResponseWriter, r *http.Request, st *mcpStream) int {
+	for {
+		m.mu.Lock()
+		done, ch, evs := st.done, st.changed, st.events
+		m.mu.Unlock()
+		if done {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			if last := evs[len(evs)-1]; strings.Contains(last, `"result"`) {
+				_, _ = w.Write([]byte(last))
+			}
+			return http.StatusOK
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return http.StatusOK
+		case <-m.quit:
+			return http.StatusOK
+		}
+	}
+}
+
+// resume answers a GET: with Last-Event-ID, the rest of the stream it
+// names (as the fault has it); without, 405 (no standalone stream).
+func (m *MCP) resume(w http.ResponseWriter, r *http.Request, sess *mcpSession, last string) (int, time.Time) {
+	if last == "" {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return http.StatusMethodNotAllowed, time.Time{}
+	}
+	n, err := strconv.Atoi(last)
+	m.mu.Lock()
+	st := sess.streams[n/1_000_000]
+	known := err == nil && n >= 0 && st != nil && n%1_000_000 < len(st.events)
+	newest := sess.newest
+	m.mu.Unlock()
+	if !known {
+		if newest != nil && newest.fault == MCPStaleLive || m.Fault == MCPStaleLive {
+			if newest == nil {
+				return rpcError(w, http.StatusNotFound, nil, -32000, "no stream"), time.Time{}
+			}
+			m.mu.Lock()
+			from := len(newest.events)
+			m.mu.Unlock()
+			return m.play(w, r, newest, from, false)
+		}
+		return rpcError(w, http.StatusNotFound, nil, -32000, "Unknown Last-Event-ID: nothing to replay"), time.Time{}
+	}
+	from := n%1_000_000 + 1
+	switch st.fault {
+	case MCPDuplicate:
+		from--
+	case MCPGap:
+		from++
+	case MCPRestart:
+		m.mu.Lock()
+		st.gen++
+		gen := st.gen
+		from = len(st.events)
+		m.wg.Add(1)
+		m.mu.Unlock()
+		go m.run(st, gen)
+	case MCPCrossStream:
+		if o := st.other; o != nil {
+			m.mu.Lock()
+			extra := slices.Clone(o.events[1:])
+			m.mu.Unlock()
+			return m.play(w, r, st, from, false, extra...)
+		}
+	}
+	return m.play(w, r, st, from, st.fault == MCPPoll)
+}
+
+// play writes the stream st from event from on (extra first: another
+// stream's events, replayed by the cross-stream bug), waits for more
+// until the call is done, then ends the answer. poll closes it on purpose
+// after the priming event and every PollEvery messages, with a retry
+// field (SEP-1699); it returns the status and the time of such a close.
+func (m *MCP) play(w http.ResponseWriter, r *http.Request, st *mcpStream, from int, poll bool, extra ...string) (int, time.Time) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	every := cmpOr(m.PollEvery, 3)
+	retry := cmpOr(m.Retry, 50*time.Millisecond)
+	for i, data := range extra {
+		fmt.Fprintf(w, "id: %d\ndata: %s\n\n", st.other.num*1_000_000+i+1, data)
+	}
+	sent := 0
+	for pos := from; ; {
+		m.mu.Lock()
+		evs, done, ch := st.events, st.done, st.changed
+		m.mu.Unlock()
+		for ; pos < len(evs); pos++ {
+			if err := m.writeEvent(w, st, pos, evs[pos], poll && pos == 0, retry); err != nil {
+				return http.StatusOK, time.Time{}
+			}
+			if evs[pos] != "" {
+				sent++
+			}
+			if poll && (pos == 0 && from == 0 || sent >= every) && !(done && pos == len(evs)-1) {
+				fmt.Fprintf(w, "retry: %d\n\n", retry.Milliseconds())
+				_ = rc.Flush()
+				return http.StatusOK, time.Now()
+			}
+		}
+		if rc.Flush() != nil || done {
+			return http.StatusOK, time.Time{}
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return http.StatusOK, time.Time{}
+		case <-m.quit:
+			return http.StatusOK, time.Time{}
+		}
+	}
+}
+
+func (m *MCP) writeEvent(w http.ResponseWriter, st *mcpStream, pos int, data string, withRetry bool, retry time.Duration) error {
+	var b strings.Builder
+	if st.fault == MCPNoIDs {
+		if data == "" {
+			return nil // no priming event without an id
+		}
+	} else {
+		b.WriteString("id: " + st.id(pos) + "\n")
+	}
+	if withRetry {
+		fmt.Fprintf(&b, "retry: %d\n", retry.Milliseconds())
+	}
+	b.WriteString("data: " + data + "\n\n")
+	_, err := w.Write([]byte(b.String()))
+	return err
+}
+
+func rpcResult(w http.ResponseWriter, id json.RawMessage, result any) int {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	return http.StatusOK
+}
+
+func rpcError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) int {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	return status
+}

@@ -1,0 +1,412 @@
+package probe
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamprobe/streamprobe/internal/version"
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// mcpDialect is the Model Context Protocol over Streamable HTTP: a session
+// opened with initialize and notifications/initialized, then one
+// tools/call whose answer (Server-Sent Events or one JSON body) is the
+// stream measured, resumed with GET, Mcp-Session-Id and Last-Event-ID,
+// and a DELETE that ends the session. See docs/mcp.md.
+//
+// A message of the call is a content chunk: each notifications/progress
+// for the call's progress token, and the JSON-RPC response with the
+// call's id, which is also the end (there is no end marker). A
+// progress-less tool answers with one chunk, its result.
+type mcpDialect struct{}
+
+// MCP protocol versions: the one streamprobe asks for, and those it
+// accepts in the server's answer.
+const MCPProtocolVersion = "2025-11-25"
+
+// MCPProtocolVersions are the versions streamprobe speaks, newest first.
+var MCPProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// MCP headers.
+const (
+	mcpSessionHeader  = "Mcp-Session-Id"
+	mcpProtocolHeader = "MCP-Protocol-Version"
+)
+
+// ToolCall is the tool an MCP target calls for a sample, and its
+// arguments (a JSON object; nil sends {}).
+type ToolCall struct {
+	Name string
+	Args json.RawMessage
+}
+
+// DefaultMCPTools are the tool calls of the samples when a target names
+// none: the reference server's progress tool, which reports progress
+// steps times, interval_ms apart, then answers. short answers after 3
+// steps (about 0.3 s), long after 40 (about 4 s), cancel is long and is
+// cancelled after cancel_after chunks.
+var DefaultMCPTools = map[string]ToolCall{
+	"short":  {Name: "progress", Args: json.RawMessage(`{"steps":3,"interval_ms":100}`)},
+	"long":   {Name: "progress", Args: json.RawMessage(`{"steps":40,"interval_ms":100}`)},
+	"cancel": {Name: "progress", Args: json.RawMessage(`{"steps":40,"interval_ms":100}`)},
+}
+
+// MCPTool is the tool call target t makes for sample s: its own for the
+// sample, else the default.
+func MCPTool(t Target, s Sample) ToolCall {
+	tc, ok := t.Tools[s.Name]
+	if !ok || tc.Name == "" {
+		d := DefaultMCPTools[s.Name]
+		if !ok {
+			return d
+		}
+		tc.Name = d.Name
+		if tc.Args == nil {
+			tc.Args = d.Args
+		}
+	}
+	return tc
+}
+
+type mcpCall struct {
+	JSONRPC string         `json:"jsonrpc"`
+	ID      any            `json:"id,omitempty"`
+	Method  string         `json:"method"`
+	Params  map[string]any `json:"params,omitempty"`
+}
+
+func (mcpDialect) Request(t Target, s Sample, _ bool) (resumeclient.Request, error) {
+	body := t.Body
+	if body == nil {
+		tc := MCPTool(t, s)
+		args := tc.Args
+		if args == nil {
+			args = json.RawMessage(`{}`)
+		}
+		var err error
+		body, err = json.Marshal(mcpCall{JSONRPC: "2.0", ID: mcpCallID(t), Method: "tools/call", Params: map[string]any{
+			"name": tc.Name, "arguments": args, "_meta": map[string]any{"progressToken": mcpCallID(t)},
+		}})
+		if err != nil {
+			return resumeclient.Request{}, fmt.Errorf("mcp: encoding tools/call: %w", err)
+		}
+	}
+	return resumeclient.Request{Method: cmp.Or(t.Method, http.MethodPost), URL: t.URL, Header: jsonHeaders(t), Body: body,
+		Framing: resumeclient.FramingSSEOrJSON}, nil
+}
+
+// mcpCallID is the tools/call's JSON-RPC id and progress token: the run's
+// id, unique in the session and across sessions.
+func mcpCallID(t Target) string { return cmp.Or(t.RunID, "streamprobe") }
+
+func (mcpDialect) EOFIsEnd(Target) bool { return false }
+
+func (mcpDialect) Resumable() bool { return true }
+
+func (mcpDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) {
+	if !ev.HasID {
+		return "", false
+	}
+	return string(ev.ID), true
+}
+
+// Resume asks for the rest of the call's stream: GET on the endpoint with
+// the session's headers and Last-Event-ID, as Streamable HTTP resumes.
+func (mcpDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumeclient.Request, error) {
+	h := orig.Header.Clone()
+	h.Del("Content-Type")
+	return resumeclient.Request{Method: http.MethodGet, URL: orig.URL, Header: h, LastEventID: cursor}, nil
+}
+
+func (mcpDialect) CursorLabel(id string) string { return "Last-Event-ID: " + id }
+
+func (mcpDialect) StaleCursor() string { return DefaultStaleID }
+
+func (mcpDialect) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		// SEP-1699's priming event (an id, empty data), or a keep-alive.
+		return Chunk{Kind: Meta}, nil
+	}
+	var m mcpMessage
+	if err := m.decode(ev.Data); err != nil {
+		return Chunk{}, err
+	}
+	return m.chunk(t), nil
+}
+
+// chunk classifies a decoded message for the call of t.
+func (m *mcpMessage) chunk(t Target) Chunk {
+	ours := mcpCallID(t)
+	switch {
+	case !m.method.empty() && m.idSet:
+		// A request of the server's (ping, sampling, elicitation).
+		return Chunk{Kind: Meta, Unrelated: true}
+	case m.method.is("notifications/progress"):
+		if !m.params.tokenStr || !m.params.token.is(ours) {
+			return Chunk{Kind: Meta, Foreign: true}
+		}
+		return Chunk{Kind: Text, Seq: m.params.progress, HasSeq: true}
+	case !m.method.empty():
+		return Chunk{Kind: Meta, Unrelated: true}
+	case !m.idSet:
+		return Chunk{Kind: Meta}
+	case !m.idStr || !m.id.is(ours):
+		return Chunk{Kind: Meta, Foreign: true}
+	case m.err.set:
+		msg := "JSON-RPC error"
+		if !m.err.message.empty() {
+			msg += ": " + boundMessage(t, string(m.err.message.value()))
+		}
+		return Chunk{Kind: Failed, Message: msg}
+	case m.result.set && m.result.isError:
+		return Chunk{Kind: Failed, Message: "the tool's result has isError: true"}
+	case m.result.set:
+		return Chunk{Kind: Text, IsEnd: true}
+	}
+	return Chunk{Kind: Failed, Message: "a response to the call with neither result nor error"}
+}
+
+// mcpMessage is what the probe reads of a JSON-RPC message, with
+// encoding/json's semantics (see jscan): {"id","method","params":
+// {"progressToken","progress"},"result":{"isError"},"error":{"message"}};
+// of id and progressToken (any JSON value) whether each is there, and its
+// value when it is a string.
+type mcpMessage struct {
+	s      jscan
+	idSet  bool
+	idStr  bool
+	id     jstr
+	method jstr
+	params struct {
+		tokenStr bool
+		token    jstr
+		progress float64
+	}
+	result struct {
+		set, isError bool
+	}
+	err errorObject
+}
+
+var (
+	mcpFields  = []string{"id", "method", "params", "result", "error"}
+	mcpParams  = []string{"progressToken", "progress"}
+	mcpResults = []string{"isError"}
+)
+
+func (m *mcpMessage) decode(data []byte) error {
+	s := &m.s
+	if s.start(data) && m.message() {
+		s.finish()
+	}
+	return s.err("mcp", "message")
+}
+
+func (m *mcpMessage) message() bool {
+	s := &m.s
+	return s.object("", "", mcpFields, func(k int) bool {
+		switch k {
+		case 0:
+			m.idSet = true
+			return s.anyStr(&m.id, &m.idStr)
+		case 1:
+			return s.strField(&m.method, "", "method")
+		case 2:
+			p := &m.params
+			return s.object("", "params", mcpParams, func(k int) bool {
+				if k == 0 {
+					return s.anyStr(&p.token, &p.tokenStr)
+				}
+				return s.floatField(&p.progress, "params", "progress")
+			})
+		case 3:
+			r := &m.result
+			return pointer(s, r, &r.set, "", "result", mcpResults, func(int) bool {
+				return s.boolField(&r.isError, "result", "isError")
+			})
+		default:
+			return s.errorField(&m.err, "", "error")
+		}
+	})
+}
+
+// anyStr reads a field that takes any JSON value (a json.RawMessage):
+// isStr reports whether it is a string, and dst holds it then.
+func (s *jscan) anyStr(dst *jstr, isStr *bool) bool {
+	if s.data[s.i] != '"' {
+		*isStr = false
+		return s.skip()
+	}
+	v, ok := s.str()
+	*dst, *isStr = v, ok
+	return ok
+}
+
+// floatField reads a number field into dst (a float64): null leaves it as
+// it was, a number out of range is a type mismatch, as encoding/json has
+// them.
+func (s *jscan) floatField(dst *float64, parent, name string) bool {
+	switch c := s.data[s.i]; {
+	case c == 'n':
+		return s.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		raw, ok := s.num()
+		if !ok {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			if !s.typed {
+				s.typed, s.field, s.want, s.got = true, path(parent, name), "a number", "number"
+			}
+			return true
+		}
+		*dst = f
+		return true
+	}
+	return s.wrong(parent, name, "a number")
+}
+
+// The session: what a dialect needs before and after its stream.
+
+// sessionDialect is a dialect whose stream lives in a session of its
+// protocol: requests before the stream open it (and add the headers
+// every later request carries), a request after it ends it, and the
+// cancel sample cancels by a message of the protocol, not by closing the
+// connection. Run checks for it; the other dialects have none.
+type sessionDialect interface {
+	// OpenSession runs the requests before the stream, adding the
+	// session's headers to req (the stream's request, whose headers the
+	// resumes and the cancel copy).
+	OpenSession(ctx context.Context, c *resumeclient.Client, t Target, req *resumeclient.Request) error
+	// CloseSession ends the session (its answer is not judged).
+	CloseSession(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request)
+	// CancelCall asks the server to cancel the call: the stream is then
+	// read on, to see whether a result still comes and how soon it ends.
+	CancelCall(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request) error
+}
+
+// errSetup marks a session setup the server answered wrongly (not a
+// transport error): a protocol_error.
+var errSetup = errors.New("mcp")
+
+// OpenSession sends initialize, checks the protocol version the server
+// answers, keeps its Mcp-Session-Id, and sends notifications/initialized.
+func (mcpDialect) OpenSession(ctx context.Context, c *resumeclient.Client, t Target, req *resumeclient.Request) error {
+	body, _ := json.Marshal(mcpCall{JSONRPC: "2.0", ID: 1, Method: "initialize", Params: map[string]any{
+		"protocolVersion": MCPProtocolVersion, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "streamprobe", "version": version.String()},
+	}})
+	h := req.Header.Clone()
+	st, err := c.Open(ctx, resumeclient.Request{Method: http.MethodPost, URL: req.URL, Header: h, Body: body, Framing: resumeclient.FramingSSEOrJSON})
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	session := st.Header.Get(mcpSessionHeader)
+	ver, err := initializeResult(st, t)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	if session != "" {
+		if i := resumeclient.InvalidHeaderByte(session); i >= 0 {
+			return fmt.Errorf("%w: initialize: the server's Mcp-Session-Id holds the byte 0x%02x, which no header may carry", errSetup, session[i])
+		}
+		req.Header.Set(mcpSessionHeader, session)
+	}
+	req.Header.Set(mcpProtocolHeader, ver)
+	if err := mcpNotify(ctx, c, *req, "notifications/initialized", nil); err != nil {
+		return fmt.Errorf("notifications/initialized: %w", err)
+	}
+	return nil
+}
+
+// initializeResult reads the answer to initialize (id 1) and returns the
+// protocol version the server chose.
+func initializeResult(st *resumeclient.Stream, t Target) (string, error) {
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return "", fmt.Errorf("%w: initialize: the answer ended with no response", errSetup)
+			}
+			return "", fmt.Errorf("initialize: %w", err)
+		}
+		if ev.Kind != resumeclient.KindEvent || len(ev.Data) == 0 {
+			continue
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result *struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(ev.Data, &m); err != nil || string(bytes.TrimSpace(m.ID)) != "1" {
+			continue // not the answer (a notification, a log message)
+		}
+		switch {
+		case m.Error != nil:
+			return "", fmt.Errorf("%w: initialize: JSON-RPC error: %s", errSetup, boundMessage(t, m.Error.Message))
+		case m.Result == nil:
+			return "", fmt.Errorf("%w: initialize: a response with no result", errSetup)
+		case !slices.Contains(MCPProtocolVersions, m.Result.ProtocolVersion):
+			return "", fmt.Errorf("%w: initialize: the server answered protocol version %q; streamprobe speaks %s", errSetup,
+				resumeclient.Scrub(m.Result.ProtocolVersion, nil, MaxDetailID), strings.Join(MCPProtocolVersions, ", "))
+		}
+		return m.Result.ProtocolVersion, nil
+	}
+}
+
+// mcpNotify posts a notification with req's headers; any 2xx answer
+// (202 Accepted, as the transport says) is fine.
+func mcpNotify(ctx context.Context, c *resumeclient.Client, req resumeclient.Request, method string, params map[string]any) error {
+	body, _ := json.Marshal(mcpCall{JSONRPC: "2.0", Method: method, Params: params})
+	st, err := c.Open(ctx, resumeclient.Request{Method: http.MethodPost, URL: req.URL, Header: req.Header.Clone(), Body: body, Framing: resumeclient.FramingSSEOrJSON})
+	if err == nil {
+		st.Close()
+		return nil
+	}
+	var se *resumeclient.StatusError
+	if errors.As(err, &se) && se.Status/100 == 2 {
+		return nil
+	}
+	return err
+}
+
+// CloseSession sends DELETE with the session's id; a 405 (the server
+// does not let clients end sessions) or any other answer is fine.
+func (mcpDialect) CloseSession(ctx context.Context, c *resumeclient.Client, _ Target, req resumeclient.Request) {
+	if req.Header.Get(mcpSessionHeader) == "" {
+		return
+	}
+	h := req.Header.Clone()
+	h.Del("Content-Type")
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpCloseWait)
+	defer cancel()
+	if st, err := c.Open(ctx, resumeclient.Request{Method: http.MethodDelete, URL: req.URL, Header: h}); err == nil {
+		st.Close()
+	}
+}
+
+// mcpCloseWait bounds the DELETE that ends a session.
+const mcpCloseWait = 2 * time.Second
+
+// CancelCall posts notifications/cancelled for the call.
+func (mcpDialect) CancelCall(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request) error {
+	return mcpNotify(ctx, c, req, "notifications/cancelled", map[string]any{
+		"requestId": mcpCallID(t), "reason": "streamprobe cancel sample",
+	})
+}

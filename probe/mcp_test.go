@@ -1,0 +1,196 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/internal/refserver"
+)
+
+// mcpServer is the reference MCP server on loopback.
+func mcpServer(t *testing.T, f refserver.MCPFault) (*refserver.MCP, string) {
+	t.Helper()
+	m := refserver.NewMCP(f)
+	hs := httptest.NewServer(m)
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		m.Close()
+	})
+	return m, hs.URL + "/mcp"
+}
+
+// runMCP runs sample on an MCP target whose tool call for it has args.
+func runMCP(t *testing.T, url, sample, args string, d Drill) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	tg := Target{Name: "mcp", URL: url, Dialect: "mcp"}
+	if args != "" {
+		tg.Tools = map[string]ToolCall{sample: {Name: "progress", Args: json.RawMessage(args)}}
+	}
+	return Run(ctx, tg, Options{Sample: Samples[sample], Client: newClient(t), Drill: d})
+}
+
+func TestMCPToolCall(t *testing.T) {
+	t.Parallel()
+	m, url := mcpServer(t, "")
+	res := runMCP(t, url, "short", `{"steps":4,"interval_ms":30}`, Drill{})
+	rec := res.Record
+	if rec.Outcome != Success || rec.Chunks != 5 || rec.TFCMs == nil || rec.EndMs == nil || rec.SessionMs == nil {
+		t.Fatalf("record: %+v", rec)
+	}
+	// The first chunk is the first progress notification, at least one
+	// interval after the call started; the end is the result.
+	if *rec.TFCMs < 30 || *rec.EndMs < 4*30 || rec.Gaps.Count != 4 {
+		t.Errorf("tfc %v end %v gaps %d", *rec.TFCMs, *rec.EndMs, rec.Gaps.Count)
+	}
+	if rec.CloseMs == nil || *rec.CloseMs != 0 {
+		t.Errorf("close_ms %v: the result is the last chunk and the end", rec.CloseMs)
+	}
+	if rec.LastEventID != "1000005" || rec.Events != 6 {
+		t.Errorf("last id %q events %d (priming event + 4 progress + result)", rec.LastEventID, rec.Events)
+	}
+	waitMCP(t, m, 4)
+	reqs := m.Requests()
+	want := []string{"POST initialize", "POST notifications/initialized", "POST tools/call", "DELETE "}
+	for i, w := range want {
+		if got := reqs[i].Method + " " + reqs[i].RPC; got != w {
+			t.Errorf("request %d: %q, want %q", i, got, w)
+		}
+	}
+	for _, r := range reqs[1:] {
+		if r.Session == "" || r.Protocol != "2025-11-25" {
+			t.Errorf("%s %s: session %q protocol %q", r.Method, r.RPC, r.Session, r.Protocol)
+		}
+	}
+	if a := reqs[2].Accept; a != "application/json, text/event-stream" {
+		t.Errorf("tools/call Accept: %q", a)
+	}
+}
+
+// waitMCP waits until the server logged n requests (the DELETE comes
+// after the run's end).
+func waitMCP(t *testing.T, m *refserver.MCP, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); len(m.Requests()) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests logged, want %d", len(m.Requests()), n)
+		}
+	}
+}
+
+func TestMCPJSONAnswer(t *testing.T) {
+	t.Parallel()
+	_, url := mcpServer(t, refserver.MCPJSON)
+	rec := runMCP(t, url, "short", `{"steps":2,"interval_ms":20}`, Drill{}).Record
+	if rec.Outcome != Success || rec.Chunks != 1 || rec.TFCMs == nil || *rec.TFCMs < 40 || rec.LastEventID != "" {
+		t.Fatalf("record: %+v", rec)
+	}
+}
+
+func TestMCPOlderVersion(t *testing.T) {
+	t.Parallel()
+	m, url := mcpServer(t, "")
+	m.Version = "2025-06-18"
+	rec := runMCP(t, url, "short", `{"steps":1}`, Drill{}).Record
+	if rec.Outcome != Success {
+		t.Fatalf("record: %+v", rec)
+	}
+	if p := m.Requests()[2].Protocol; p != "2025-06-18" {
+		t.Errorf("tools/call sent MCP-Protocol-Version %q", p)
+	}
+	m2, url2 := mcpServer(t, "")
+	m2.Version = "2024-11-05"
+	rec = runMCP(t, url2, "short", `{"steps":1}`, Drill{}).Record
+	if rec.Outcome != ProtocolError || !strings.Contains(rec.Error, `protocol version "2024-11-05"`) {
+		t.Fatalf("record: %+v", rec)
+	}
+}
+
+func TestMCPVerdicts(t *testing.T) {
+	t.Parallel()
+	const args = `{"steps":12,"interval_ms":30,"fault":"%s"}`
+	tests := []struct {
+		fault   refserver.MCPFault
+		drill   string
+		verdict Verdict
+		detail  string
+		outcome Outcome
+	}{
+		{"", DrillDrop, VerdictPass, "every event once, in order", Success},
+		{"", DrillDuplicate, VerdictPass, "every event once, in order", Success},
+		{"", DrillStale, VerdictStaleOK, "answered by http_404", Success},
+		{refserver.MCPDuplicate, DrillDrop, VerdictDuplicate, "off-by-one replay", Success},
+		{refserver.MCPGap, DrillDrop, VerdictMissed, "resume skipped 1 event(s)", Success},
+		{refserver.MCPRestart, DrillDrop, VerdictRestarted, "progress started over at 1", Success},
+		{refserver.MCPCrossStream, DrillDrop, VerdictCrossStream, "belonged to another stream", Success},
+		{refserver.MCPStaleLive, DrillStale, VerdictUndefinedStale, "live tail", Success},
+		{refserver.MCPNoIDs, DrillDrop, VerdictNotSupported, "no event ids", UpstreamError},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.fault)+"/"+tc.drill, func(t *testing.T) {
+			t.Parallel()
+			_, url := mcpServer(t, "")
+			rec := runMCP(t, url, "long", strings.ReplaceAll(args, "%s", string(tc.fault)), Drill{Name: tc.drill}).Record
+			if rec.Verdict != tc.verdict || rec.Outcome != tc.outcome || !strings.Contains(rec.ResumeDetail, tc.detail) {
+				t.Fatalf("verdict %s outcome %s (%s), want %s %s; detail %q", rec.Verdict, rec.Outcome, rec.Error, tc.verdict, tc.outcome, rec.ResumeDetail)
+			}
+			if tc.fault == refserver.MCPCrossStream && rec.Missed != 0 {
+				t.Errorf("missed %d: another stream's ids entered the id check", rec.Missed)
+			}
+			if tc.verdict.Failed() != (tc.fault != "" && tc.fault != refserver.MCPNoIDs) {
+				t.Errorf("verdict %s failed = %v", tc.verdict, tc.verdict.Failed())
+			}
+		})
+	}
+}
+
+// SEP-1699: the server closes the stream after the priming event (and
+// after every 3 messages) with retry: 150; the probe resumes by itself,
+// waiting the retry each time, and the run is a success with a pass.
+func TestMCPPolling(t *testing.T) {
+	t.Parallel()
+	m, url := mcpServer(t, refserver.MCPPoll)
+	m.Retry = 150 * time.Millisecond
+	rec := runMCP(t, url, "short", `{"steps":6,"interval_ms":20}`, Drill{}).Record
+	if rec.Outcome != Success || rec.Verdict != VerdictPass || rec.Chunks != 7 || rec.ServerDrops < 2 || !rec.Resumed {
+		t.Fatalf("record: %+v", rec)
+	}
+	reqs := m.Requests()
+	var closed time.Time
+	gets := 0
+	for _, r := range reqs {
+		if r.Method == "GET" && !closed.IsZero() {
+			gets++
+			if r.Session == "" || r.Protocol == "" || r.LastEventID == "" {
+				t.Errorf("resume GET: session %q protocol %q last id %q", r.Session, r.Protocol, r.LastEventID)
+			}
+			if wait := r.At.Sub(closed); wait < m.Retry {
+				t.Errorf("the resume came %v after the close; the server asked for retry: %v", wait, m.Retry)
+			}
+		}
+		closed = r.Closed
+	}
+	if gets < 2 {
+		t.Errorf("%d resume GETs after closes: %+v", gets, reqs)
+	}
+}
+
+func TestMCPCancel(t *testing.T) {
+	t.Parallel()
+	m, url := mcpServer(t, "")
+	rec := runMCP(t, url, "cancel", `{"steps":40,"interval_ms":30}`, Drill{}).Record
+	if rec.Outcome != ClientCancelled || !rec.Intended() || rec.Chunks != DefaultCancelAfter || rec.CancelEndMs == nil || rec.ResultAfterCancel ||
+		!strings.Contains(rec.Error, "with no result") {
+		t.Fatalf("record: %+v", rec)
+	}
+	waitMCP(t, m, 5)
+	if r := m.Requests()[3]; r.RPC != "notifications/cancelled" {
+		t.Errorf("request 3: %s %s", r.Method, r.RPC)
+	}
+}
