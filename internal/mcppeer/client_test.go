@@ -278,7 +278,7 @@ func (s *session) post(payload any) *http.Response {
 
 // args are the progress tool's arguments.
 type args struct {
-	Count      int    `json:"count"`
+	Steps      int    `json:"steps"`
 	IntervalMS int    `json:"interval_ms"`
 	CloseAfter int    `json:"close_after,omitempty"`
 	RetryMS    int    `json:"retry_ms,omitempty"`

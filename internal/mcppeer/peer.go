@@ -4,7 +4,7 @@
 // npm ci; server.mjs) started by StartTS, and the Go SDK
 // (github.com/modelcontextprotocol/go-sdk, a test-only module dependency)
 // started by gosdk.Start in the package below, which nothing but tests
-// imports. Both serve the same tool, `progress` (arguments `count`,
+// imports. Both serve the same tool, `progress` (arguments `steps`,
 // `interval_ms`, `close_after`, `text`; the Go peer also `retry_ms`), and
 // log every HTTP exchange with the server's own write times, so a test
 // compares the probe's readings with what the server sent and when.
@@ -35,11 +35,11 @@ import (
 	"time"
 )
 
-// The tool both peers serve and its defaults (count 5, one report every
+// The tool both peers serve and its defaults (steps 5, one report every
 // 50 ms).
 const (
 	Tool            = "progress"
-	DefaultCount    = 5
+	DefaultSteps    = 5
 	DefaultInterval = 50 * time.Millisecond
 )
 

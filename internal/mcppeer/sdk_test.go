@@ -73,7 +73,7 @@ func streamOf(t *testing.T, ts bool, id string) (string, int64) {
 func TestPrimingAndIDs(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		evs := s.call(1, args{Count: 2, IntervalMS: 20}).rest(t)
+		evs := s.call(1, args{Steps: 2, IntervalMS: 20}).rest(t)
 		if len(evs) != 4 {
 			t.Fatalf("%d events, want priming, 2 progress, response: %+v", len(evs), evs)
 		}
@@ -109,14 +109,14 @@ func TestPrimingAndIDs(t *testing.T) {
 		if got := progressOf(t, evs, "tok-1"); !slices.Equal(got, []float64{1, 2, -1}) {
 			t.Errorf("progress %v, want [1 2 response]", got)
 		}
-		other := s.call(2, args{Count: 0}).rest(t)
+		other := s.call(2, args{Steps: 0}).rest(t)
 		if sid2, _ := streamOf(t, ts, other[0].ID); sid2 == sid {
 			t.Errorf("two POSTs share stream id %q", sid)
 		}
 
 		// An older protocol version gets no priming event; ids stay.
 		old := open(t, p.URL, "2025-06-18")
-		evs = old.call(1, args{Count: 1, IntervalMS: 0}).rest(t)
+		evs = old.call(1, args{Steps: 1, IntervalMS: 0}).rest(t)
 		if len(evs) != 2 || evs[0].Data == "" || evs[0].ID == "" {
 			t.Errorf("protocol 2025-06-18: %+v, want progress then response, with ids and no priming event (%s)", evs,
 				map[bool]string{true: tsTransport + ":208", false: goStream + ":1736"}[ts])
@@ -138,7 +138,7 @@ func TestSEP1699Close(t *testing.T) {
 			url += "?retry=300"
 		}
 		s := open(t, url, latest)
-		evs := s.call(1, args{Count: 5, IntervalMS: 60, CloseAfter: 2, RetryMS: 300}).rest(t)
+		evs := s.call(1, args{Steps: 5, IntervalMS: 60, CloseAfter: 2, RetryMS: 300}).rest(t)
 		if ts {
 			if len(evs) != 3 || evs[0].Retry != "300" {
 				t.Fatalf("events %+v: want priming with retry: 300, progress 1 and 2, then the end (%s:213-214, 805-813)", evs, tsTransport)
@@ -181,7 +181,7 @@ func waitEnded(t *testing.T, p *mcppeer.Peer, method, rpc, lastEventID string) {
 func TestResume(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		st := s.call(1, args{Count: 6, IntervalMS: 80, Text: "resume"})
+		st := s.call(1, args{Steps: 6, IntervalMS: 80, Text: "resume"})
 		seen := []sseEvent{st.next(t), st.next(t), st.next(t)} // priming, progress 1, 2
 		st.drop()
 		waitEnded(t, p, "POST", "tools/call", "")
@@ -228,7 +228,7 @@ func TestResume(t *testing.T) {
 func TestResumeAfterEnd(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		st := s.call(1, args{Count: 3, IntervalMS: 30, Text: "after-end"})
+		st := s.call(1, args{Steps: 3, IntervalMS: 30, Text: "after-end"})
 		prime := st.next(t)
 		st.drop()
 		waitLog(t, p, "the tool ended", toolDone("after-end"))
@@ -266,7 +266,7 @@ func TestResumeAfterEnd(t *testing.T) {
 			}
 			// The replayed stream stays open: a full call on the session
 			// later, the GET has not ended.
-			s.call(2, args{Count: 0}).rest(t)
+			s.call(2, args{Steps: 0}).rest(t)
 			log, _ := p.Log()
 			if ex, ok := exchange(log, "GET", "", prime.ID); !ok || ex.Ended || ex.EndAt > 0 {
 				t.Errorf("the GET that replayed a finished call ended (%+v); %s:393-414 keeps it open", ex, tsTransport)
@@ -290,8 +290,8 @@ func TestResumeAfterEnd(t *testing.T) {
 func TestNoCrossStreamReplay(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		a := s.call(1, args{Count: 5, IntervalMS: 60, Text: "a"})
-		b := s.call(2, args{Count: 5, IntervalMS: 60, Text: "b"})
+		a := s.call(1, args{Steps: 5, IntervalMS: 60, Text: "a"})
+		b := s.call(2, args{Steps: 5, IntervalMS: 60, Text: "b"})
 		seen := []sseEvent{a.next(t), a.next(t)}
 		a.drop()
 		waitLog(t, p, "a's POST ended", func(log []mcppeer.Exchange) bool {
@@ -333,7 +333,7 @@ func TestNoCrossStreamReplay(t *testing.T) {
 func TestStaleID(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		st := s.call(1, args{Count: 6, IntervalMS: 60, Text: "stale"})
+		st := s.call(1, args{Steps: 6, IntervalMS: 60, Text: "stale"})
 		seen := []sseEvent{st.next(t), st.next(t)} // priming, progress 1
 		st.drop()
 		waitEnded(t, p, "POST", "tools/call", "")
@@ -341,7 +341,7 @@ func TestStaleID(t *testing.T) {
 		if ts {
 			for i, id := range []string{stale, "00000000-0000-4000-8000-000000000000_1700000000000_abcdefgh"} {
 				rs := s.resumeStream(id)
-				s.call(2+i, args{Count: 0}).rest(t) // a full call later
+				s.call(2+i, args{Steps: 0}).rest(t) // a full call later
 				waitLog(t, p, "the tool ended", toolDone("stale"))
 				log, _ := p.Log()
 				ex, _ := exchange(log, "GET", "", id)
@@ -379,7 +379,7 @@ func TestStaleID(t *testing.T) {
 func TestDuplicateID(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		st := s.call(1, args{Count: 6, IntervalMS: 60, Text: "dup"})
+		st := s.call(1, args{Steps: 6, IntervalMS: 60, Text: "dup"})
 		seen := []sseEvent{st.next(t), st.next(t)} // priming, progress 1
 		st.drop()
 		waitEnded(t, p, "POST", "tools/call", "")
@@ -422,7 +422,7 @@ func TestDuplicateID(t *testing.T) {
 func TestResumeWhileConnected(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		st := s.call(1, args{Count: 4, IntervalMS: 60})
+		st := s.call(1, args{Steps: 4, IntervalMS: 60})
 		prime := st.next(t)
 		if ts {
 			rs := s.resumeStream(prime.ID)
@@ -457,7 +457,7 @@ func TestResumeWhileConnected(t *testing.T) {
 func TestCancelled(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		st := s.call(1, args{Count: 40, IntervalMS: 50, Text: "cancel"})
+		st := s.call(1, args{Steps: 40, IntervalMS: 50, Text: "cancel"})
 		st.next(t) // priming
 		st.next(t) // progress 1
 		resp := s.post(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 1, "reason": "test"}})
@@ -471,7 +471,7 @@ func TestCancelled(t *testing.T) {
 		})
 		cancel, _ := exchange(log, "POST", "notifications/cancelled", "")
 		if ts {
-			s.call(2, args{Count: 0}).rest(t) // a full call later: a response would be out by now
+			s.call(2, args{Steps: 0}).rest(t) // a full call later: a response would be out by now
 			log, _ := p.Log()
 			call, _ := exchange(log, "POST", "tools/call", "")
 			for _, ex := range log {
@@ -519,7 +519,7 @@ func TestDelete(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("DELETE: HTTP %d, want %d", resp.StatusCode, want)
 		}
-		resp = s.callResp(1, args{Count: 0})
+		resp = s.callResp(1, args{Steps: 0})
 		if b := body(resp); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("a call after DELETE: HTTP %d %q, want 404", resp.StatusCode, b)
 		}
@@ -542,7 +542,7 @@ func TestJSONResponse(t *testing.T) {
 				return ok && len(ex.Writes) > 0 // ": ok" (streamable.go:1378-1382)
 			})
 		}
-		resp := s.callResp(1, args{Count: 2, IntervalMS: 20})
+		resp := s.callResp(1, args{Steps: 2, IntervalMS: 20})
 		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "application/json") {
 			t.Fatalf("tools/call: HTTP %d %s", resp.StatusCode, ct)
 		}
@@ -551,7 +551,7 @@ func TestJSONResponse(t *testing.T) {
 			t.Errorf("tools/call body %q, want the response", b)
 		}
 		if ts {
-			s.callResp(2, args{Count: 0}).Body.Close()
+			s.callResp(2, args{Steps: 0}).Body.Close()
 			log, _ := p.Log()
 			if ex, _ := exchange(log, "GET", "", ""); len(ex.Writes) != 0 {
 				t.Errorf("the standalone stream got %+v; %s:866 drops a request's notifications in JSON mode", ex.Writes, tsTransport)
@@ -573,7 +573,7 @@ func TestJSONResponse(t *testing.T) {
 func TestNoEventStore(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL+"?store=0", latest)
-		evs := s.call(1, args{Count: 2, IntervalMS: 10}).rest(t)
+		evs := s.call(1, args{Steps: 2, IntervalMS: 10}).rest(t)
 		if len(evs) != 3 {
 			t.Fatalf("events %+v, want 2 progress and the response", evs)
 		}

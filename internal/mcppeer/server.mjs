@@ -30,11 +30,11 @@ import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/in
 const tools = [
   {
     name: 'progress',
-    description: 'Reports progress `count` times, one every `interval_ms`, then answers with `text`; after `close_after` reports it closes its SSE stream (SEP-1699) and goes on.',
+    description: 'Reports progress `steps` times, one every `interval_ms`, then answers with `text`; after `close_after` reports it closes its SSE stream (SEP-1699) and goes on.',
     inputSchema: {
       type: 'object',
       properties: {
-        count: { type: 'integer', minimum: 0, maximum: 10000 },
+        steps: { type: 'integer', minimum: 0, maximum: 10000 },
         interval_ms: { type: 'integer', minimum: 0, maximum: 60000 },
         close_after: { type: 'integer', minimum: 0 },
         text: { type: 'string' },
@@ -57,7 +57,7 @@ function newServer() {
       return { isError: true, content: [{ type: 'text', text: `unknown tool ${request.params.name}` }] };
     }
     const a = request.params.arguments ?? {};
-    const count = Number.isInteger(a.count) ? a.count : 5;
+    const count = Number.isInteger(a.steps) ? a.steps : 5;
     const interval = Number.isInteger(a.interval_ms) ? a.interval_ms : 50;
     const closeAfter = Number.isInteger(a.close_after) ? a.close_after : 0;
     const text = typeof a.text === 'string' ? a.text : 'done';

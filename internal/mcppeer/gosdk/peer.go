@@ -19,7 +19,7 @@ import (
 
 // ProgressArgs are the progress tool's arguments.
 type ProgressArgs struct {
-	Count      *int   `json:"count,omitempty" jsonschema:"how many progress reports (default 5)"`
+	Steps      *int   `json:"steps,omitempty" jsonschema:"how many progress reports (default 5)"`
 	IntervalMS *int   `json:"interval_ms,omitempty" jsonschema:"ms before each report (default 50)"`
 	CloseAfter int    `json:"close_after,omitempty" jsonschema:"close the SSE stream (SEP-1699) after this many reports; 0 never"`
 	RetryMS    int    `json:"retry_ms,omitempty" jsonschema:"the retry: the close event asks for, in ms; 0 none"`
@@ -41,14 +41,14 @@ func NewServer(rec *mcppeer.Recorder) *mcp.Server {
 		}
 		return res, nil, err
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: mcppeer.Tool, Description: "Reports progress count times, one every interval_ms, then answers; after close_after reports it closes its SSE stream (SEP-1699) and goes on."}, tool)
+	mcp.AddTool(s, &mcp.Tool{Name: mcppeer.Tool, Description: "Reports progress steps times, one every interval_ms, then answers; after close_after reports it closes its SSE stream (SEP-1699) and goes on."}, tool)
 	return s
 }
 
 func progress(ctx context.Context, req *mcp.CallToolRequest, in ProgressArgs) (*mcp.CallToolResult, error) {
-	count, interval := mcppeer.DefaultCount, mcppeer.DefaultInterval
-	if in.Count != nil {
-		count = *in.Count
+	count, interval := mcppeer.DefaultSteps, mcppeer.DefaultInterval
+	if in.Steps != nil {
+		count = *in.Steps
 	}
 	if in.IntervalMS != nil {
 		interval = time.Duration(*in.IntervalMS) * time.Millisecond
