@@ -12,7 +12,7 @@ import (
 // testNames stand for probe's registry, which internal/jobs passes (its
 // tests load these files with the real one).
 var testNames = Names{
-	Dialects: []string{"anthropic-messages", "openai-chat", "openai-responses", "sse"},
+	Dialects: []string{"anthropic-messages", "mcp", "openai-chat", "openai-responses", "sse"},
 	Samples:  []string{"short", "long", "cancel"},
 	Drills:   []string{"drop", "duplicate", "stale"},
 }
@@ -26,7 +26,8 @@ func TestExampleValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Targets) != 2 || c.Targets[0].Name != "reference-chat" || !c.Targets[0].Builtin {
+	if len(c.Targets) != 3 || c.Targets[0].Name != "reference-chat" || !c.Targets[0].Builtin ||
+		c.Targets[2].Dialect != "mcp" || c.Targets[2].Tool["long"].Name != "progress" {
 		t.Fatalf("targets %+v", c.Targets)
 	}
 	if c.Targets[1].Every.Every != time.Minute || c.Targets[1].Jitter.Duration != 5*time.Second {

@@ -333,6 +333,12 @@ func (r *run) finishResume(s Scores) {
 		rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", label, r.stale)
 	case c.verdict != "":
 		rec.Verdict, rec.ResumeDetail = c.verdict, c.detail
+	case r.drill != DrillNone && !rec.Resumed && rec.Outcome == Success && !r.cursorSeen.Load():
+		// No event carried a resume position (an MCP server's JSON
+		// answer, a stream without ids): however long it had been,
+		// nothing could have been resumed.
+		rec.Verdict = VerdictNotSupported
+		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks and no event carried an id: there is nothing to resume from", rec.Chunks)
 	case r.drill != DrillNone && !rec.Resumed && rec.Outcome == Success:
 		rec.Verdict = VerdictNotExercised
 		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks, before the %s drill could drop it: nothing was resumed", rec.Chunks, r.drill)
