@@ -35,10 +35,7 @@ type session struct {
 
 // sseEvent is one dispatched SSE event (or an event with fields and no
 // data line, which SSE does not dispatch: kept so tests see it).
-type sseEvent struct {
-	Name, ID, Retry, Data string
-	HasData               bool
-}
+type sseEvent = mcppeer.Event
 
 // rpc is the JSON-RPC message an event carries.
 type rpc struct {
@@ -58,7 +55,8 @@ type rpc struct {
 	} `json:"error"`
 }
 
-func (e sseEvent) msg(t *testing.T) rpc {
+// msgOf is the JSON-RPC message e carries.
+func msgOf(t *testing.T, e sseEvent) rpc {
 	t.Helper()
 	var m rpc
 	if err := json.Unmarshal([]byte(e.Data), &m); err != nil {
@@ -99,25 +97,8 @@ func newStream(resp *http.Response) *stream {
 				ev, fields = sseEvent{}, 0
 				continue
 			}
-			if strings.HasPrefix(line, ":") {
-				continue
-			}
-			k, v, _ := strings.Cut(line, ":")
-			v = strings.TrimPrefix(v, " ")
-			fields++
-			switch k {
-			case "event":
-				ev.Name = v
-			case "id":
-				ev.ID = v
-			case "retry":
-				ev.Retry = v
-			case "data":
-				if ev.HasData {
-					ev.Data += "\n"
-				}
-				ev.Data += v
-				ev.HasData = true
+			if ev.Field(line) {
+				fields++
 			}
 		}
 	}()
@@ -178,7 +159,7 @@ func (s *stream) untilResponse(t *testing.T) []sseEvent {
 		ev := s.next(t)
 		out = append(out, ev)
 		if ev.HasData && ev.Data != "" {
-			if m := ev.msg(t); m.Result != nil || m.Error != nil {
+			if m := msgOf(t, ev); m.Result != nil || m.Error != nil {
 				return out
 			}
 		}
@@ -334,7 +315,7 @@ func messages(t *testing.T, evs []sseEvent) []rpc {
 	var out []rpc
 	for _, e := range evs {
 		if e.Data != "" {
-			out = append(out, e.msg(t))
+			out = append(out, msgOf(t, e))
 		}
 	}
 	return out

@@ -20,19 +20,16 @@
 package mcppeer
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/nodepeer"
 )
 
 // The tool both peers serve and its defaults (steps 5, one report every
@@ -83,13 +80,43 @@ type Sent struct {
 	Data string  `json:"data"`
 }
 
-// Event is one SSE event a peer wrote, with the time of its write.
+// Event is one SSE event a peer wrote, with the time of its write (or,
+// in the tests' own reader, one a client read).
 type Event struct {
 	At    float64
 	Name  string // the event field
 	ID    string
 	Retry string
 	Data  string
+	// HasData: a data line came (a priming event's data is empty).
+	HasData bool
+}
+
+// Field adds one line of an SSE event to e and reports whether it was a
+// field the tests read (a comment or another field is not).
+func (e *Event) Field(line string) bool {
+	if strings.HasPrefix(line, ":") {
+		return false
+	}
+	k, v, _ := strings.Cut(line, ":")
+	v = strings.TrimPrefix(v, " ")
+	switch k {
+	case "event":
+		e.Name = v
+	case "id":
+		e.ID = v
+	case "retry":
+		e.Retry = v
+	case "data":
+		if e.HasData {
+			e.Data += "\n"
+		}
+		e.Data += v
+		e.HasData = true
+	default:
+		return false
+	}
+	return true
 }
 
 // Events parses the exchange's writes as SSE events (comments dropped).
@@ -97,27 +124,12 @@ func (e Exchange) Events() []Event {
 	var out []Event
 	for _, w := range e.Writes {
 		for _, block := range strings.Split(w.Data, "\n\n") {
-			if strings.TrimSpace(block) == "" {
-				continue
-			}
 			ev := Event{At: w.At}
 			fields := 0
 			for _, line := range strings.Split(block, "\n") {
-				k, v, _ := strings.Cut(line, ":")
-				v = strings.TrimPrefix(v, " ")
-				switch k {
-				case "event":
-					ev.Name = v
-				case "id":
-					ev.ID = v
-				case "retry":
-					ev.Retry = v
-				case "data":
-					ev.Data = v
-				default:
-					continue
+				if ev.Field(line) {
+					fields++
 				}
-				fields++
 			}
 			if fields > 0 {
 				out = append(out, ev)
@@ -136,73 +148,11 @@ func Dir() string {
 // StartTS runs the TypeScript SDK peer (server.mjs) for the test and
 // stops it at cleanup. Without node or the installed SDK (npm ci in this
 // folder) the test is skipped, but under CI (CI=true), where .ci/run
-// installs both, it fails.
+// installs both, it fails; its stderr is shown when the test fails.
 func StartTS(t testing.TB) *Peer {
 	t.Helper()
-	dir := Dir()
-	_, errNode := exec.LookPath("node")
-	_, errSDK := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	if errNode != nil || errSDK != nil {
-		msg := fmt.Sprintf("the MCP TypeScript SDK peer needs node and `npm ci` in %s (node: %v, sdk: %v)", dir, errNode, errSDK)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	cmd := exec.Command("node", "server.mjs")
-	cmd.Dir = dir
-	stderr := &lockedWriter{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	port := make(chan int, 1)
-	go func() {
-		var first struct{ Port int }
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			json.Unmarshal(sc.Bytes(), &first)
-		}
-		port <- first.Port
-		io.Copy(io.Discard, stdout)
-		cmd.Wait()
-		close(done)
-	}()
-	t.Cleanup(func() {
-		stdin.Close() // server.mjs exits when its stdin ends
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			if s := stderr.String(); s != "" {
-				t.Logf("the TypeScript SDK peer's stderr:\n%s", s)
-			}
-		}
-	})
-	select {
-	case p := <-port:
-		if p == 0 {
-			<-done
-			t.Fatalf("the TypeScript SDK peer printed no port; its stderr:\n%s", stderr.String())
-		}
-		base := fmt.Sprintf("http://127.0.0.1:%d", p)
-		return &Peer{Name: "typescript-sdk", URL: base + "/mcp", Log: func() ([]Exchange, error) { return getLog(base + "/log") }}
-	case <-time.After(60 * time.Second):
-		t.Fatal("the TypeScript SDK peer did not start within 60 s")
-	}
-	return nil
+	base := nodepeer.Start(t, "MCP TypeScript SDK", Dir(), "server.mjs", "@modelcontextprotocol/sdk")
+	return &Peer{Name: "typescript-sdk", URL: base + "/mcp", Log: func() ([]Exchange, error) { return getLog(base + "/log") }}
 }
 
 func getLog(url string) ([]Exchange, error) {
@@ -216,25 +166,4 @@ func getLog(url string) ([]Exchange, error) {
 		return nil, fmt.Errorf("the peer's log: %w", err)
 	}
 	return out, nil
-}
-
-// lockedWriter collects a child's stderr for the test to show.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.b.Len() < 1<<20 {
-		w.b.Write(p)
-	}
-	return len(p), nil
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
