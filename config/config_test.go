@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 // testNames stand for probe's registry, which internal/jobs passes (its
 // tests load these files with the real one).
 var testNames = Names{
-	Dialects: []string{"anthropic-messages", "mcp", "openai-chat", "openai-responses", "sse"},
+	Dialects: []string{"anthropic-messages", "openai-chat", "openai-responses", "sse"},
 	Samples:  []string{"short", "long", "cancel"},
 	Drills:   []string{"drop", "duplicate", "stale"},
 }
@@ -22,7 +23,9 @@ func env(m map[string]string) Env {
 }
 
 func TestExampleValidates(t *testing.T) {
-	c, err := Load("../probe.example.toml", env(nil))
+	e := env(nil)
+	e.Names.Dialects = append(slices.Clone(e.Names.Dialects), "mcp")
+	c, err := Load("../probe.example.toml", e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,5 +381,30 @@ func TestDrillsRefusedWithoutEventIDs(t *testing.T) {
 	}
 	if _, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\ndialect = \"lines\"\nsamples = [\"short\"]\n"), e); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The mcp dialect's tool calls: by a known sample, arguments a JSON
+// object, on an mcp target only; each problem one line with its key.
+func TestToolCalls(t *testing.T) {
+	e := env(nil)
+	e.Names.Dialects = append(slices.Clone(e.Names.Dialects), "mcp")
+	good := "[[target]]\nname = \"a\"\nurl = \"http://x/mcp\"\ndialect = \"mcp\"\n[target.tool.long]\nname = \"search\"\nargs = '{\"q\":1}'\n"
+	c, err := Parse("p.toml", []byte(good), e)
+	if err != nil || c.Targets[0].Tool["long"] != (ToolCall{Name: "search", Args: `{"q":1}`}) {
+		t.Fatalf("%v %+v", err, c)
+	}
+	bad := "[[target]]\nname = \"a\"\nurl = \"http://x/mcp\"\ndialect = \"mcp\"\n[target.tool.huge]\nname = \"x\"\n[target.tool.short]\nargs = '[1]'\n" +
+		"[[target]]\nname = \"b\"\nurl = \"http://x/\"\ndialect = \"sse\"\n[target.tool.long]\nargs = '{'\n"
+	_, err = Parse("p.toml", []byte(bad), e)
+	for _, want := range []string{
+		`target[0].tool.huge: unknown sample "huge"`,
+		"target[0].tool.short.args: want a JSON object",
+		"target[1].tool.long: tool calls are for the mcp dialect (this target's is sse)",
+		"target[1].tool.long.args: not JSON",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
 	}
 }

@@ -91,6 +91,17 @@ var diffSeeds = []string{
 	`{"type":"tool-input-available","toolCallId":"c","toolName":"f","input":{"a":1}}`, `{"type":"error","errorText":"An error occurred."}`,
 	`{"type":"error","errorText":""}`, `{"type":"error","errorText":1}`, `{"type":"abort"}`, `{"type":"finish","finishReason":"stop"}`,
 	`{"type":"text-delta","delta":"a","delta":null}`, `{"type":"text-delta","delta":5}`, `{"Type":"TEXT-DELTA","Delta":"x"}`, `{"type":"text-delta","DELTA":"x"}`,
+	// mcp (the call's id and token are "streamprobe" with no run id)
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"streamprobe","progress":3,"total":10}}`,
+	`{"method":"notifications/progress","params":{"progressToken":"other","progress":1}}`, `{"method":"notifications/progress","params":{"progressToken":7,"progress":1}}`,
+	`{"method":"notifications/progress","params":{"progressToken":"str\u0065amprobe","progress":1.5e2}}`, `{"method":"notifications/progress","params":{"progress":"1"}}`,
+	`{"method":"notifications/progress","params":{"progressToken":"streamprobe","progress":1e999}}`, `{"method":"notifications/progress","params":null}`,
+	`{"jsonrpc":"2.0","id":"streamprobe","result":{"content":[{"type":"text","text":"ok"}]}}`, `{"id":"streamprobe","result":{"isError":true}}`,
+	`{"id":"streamprobe","result":null}`, `{"id":"streamprobe","error":{"code":-32602,"message":"Unknown tool"}}`, `{"id":"streamprobe","error":{"code":1}}`,
+	`{"id":"streamprobe"}`, `{"id":null,"error":{"message":"parse error"}}`, `{"id":2,"result":{}}`, `{"id":"other","result":{}}`,
+	`{"id":1,"method":"ping"}`, `{"method":"notifications/message","params":{"level":"info","data":"x"}}`, `{"method":5}`, `{"result":5,"id":"streamprobe"}`,
+	`{"id":"streamprobe","result":{"isError":"yes"}}`, `{"id":"x","id":"streamprobe","result":{}}`, `{"id":"streamprobe","id":1,"result":{}}`, `{"ID":"streamprobe","RESULT":{}}`,
+	`[{"id":"streamprobe","result":{}}]`, `{"params":{"progressToken":"streamprobe"},"params":{"progress":2},"method":"notifications/progress"}`,
 }
 
 // refs are the reference decoders by dialect.
@@ -101,6 +112,7 @@ var refs = map[string]func(Target, *resumeclient.Event) (Chunk, error){
 	"gemini":             refDecodeGemini,
 	"ollama":             refDecodeOllama,
 	"ai-sdk-ui":          refDecodeAISDK,
+	"mcp":                refDecodeMCP,
 }
 
 // Nesting at and past encoding/json's limit of 10000 (too big for a fuzz
@@ -155,7 +167,8 @@ func diffCheck(t *testing.T, dialect string, data, typ []byte) {
 		t.Fatalf("%s %q (event %q): error\n got  %v\n want %v", dialect, data, typ, gerr, werr)
 	}
 	if got.Kind != want.Kind || got.Message != want.Message || got.Cursor != want.Cursor || got.HasCursor != want.HasCursor ||
-		got.ResponseID != want.ResponseID || got.Final != want.Final || got.HasUsage != want.HasUsage || got.Usage != want.Usage {
+		got.ResponseID != want.ResponseID || got.Final != want.Final || got.HasUsage != want.HasUsage || got.Usage != want.Usage ||
+		got.IsEnd != want.IsEnd || got.Unrelated != want.Unrelated || got.Foreign != want.Foreign || got.HasSeq != want.HasSeq || got.Seq != want.Seq {
 		t.Fatalf("%s %q (event %q):\n got  %+v (usage %+v)\n want %+v (usage %+v)", dialect, data, typ, got, got.Usage, want, want.Usage)
 	}
 }
@@ -171,3 +184,5 @@ func FuzzDiffGemini(f *testing.F) { fuzzDiff(f, "gemini") }
 func FuzzDiffOllama(f *testing.F) { fuzzDiff(f, "ollama") }
 
 func FuzzDiffAISDK(f *testing.F) { fuzzDiff(f, "ai-sdk-ui") }
+
+func FuzzDiffMCP(f *testing.F) { fuzzDiff(f, "mcp") }

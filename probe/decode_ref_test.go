@@ -401,3 +401,66 @@ func refDecodeAISDK(t Target, ev *resumeclient.Event) (Chunk, error) {
 	}
 	return c, nil
 }
+
+type refMCPMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Progress      float64         `json:"progress"`
+	} `json:"params"`
+	Result *struct {
+		IsError bool `json:"isError"`
+	} `json:"result"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// refString is a json.RawMessage's string value, when it is a string.
+func refString(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func refDecodeMCP(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var m refMCPMessage
+	if err := json.Unmarshal(ev.Data, &m); err != nil {
+		return Chunk{}, refJSONError("mcp", "message", ev.Data, err)
+	}
+	ours := mcpCallID(t)
+	token, tokenStr := refString(m.Params.ProgressToken)
+	id, idStr := refString(m.ID)
+	switch {
+	case m.Method != "" && m.ID != nil:
+		return Chunk{Kind: Meta, Unrelated: true}, nil
+	case m.Method == "notifications/progress":
+		if !tokenStr || token != ours {
+			return Chunk{Kind: Meta, Foreign: true}, nil
+		}
+		return Chunk{Kind: Text, Seq: m.Params.Progress, HasSeq: true}, nil
+	case m.Method != "":
+		return Chunk{Kind: Meta, Unrelated: true}, nil
+	case m.ID == nil:
+		return Chunk{Kind: Meta}, nil
+	case (!idStr || id != ours) && !(string(m.ID) == "null" && m.Error != nil):
+		return Chunk{Kind: Meta, Foreign: true}, nil
+	case m.Error != nil:
+		msg := "JSON-RPC error"
+		if m.Error.Message != "" {
+			msg += ": " + boundMessage(t, m.Error.Message)
+		}
+		return Chunk{Kind: Failed, Message: msg}, nil
+	case m.Result != nil && m.Result.IsError:
+		return Chunk{Kind: Failed, Message: "the tool's result has isError: true"}, nil
+	case m.Result != nil:
+		return Chunk{Kind: Text, IsEnd: true}, nil
+	}
+	return Chunk{Kind: Failed, Message: "a response to the call with neither result nor error"}, nil
+}

@@ -206,7 +206,29 @@ type DemoDrill struct {
 	Drill  Drill
 	Setup  func(*refserver.Server)
 	Want   Verdict // the verdict the drill must give against this server
+	// MCP, when set, runs the drill with the mcp dialect against the
+	// reference MCP server on /mcp with this fault ("correct" for none).
+	MCP refserver.MCPFault
 }
+
+// DemoTarget is the target a demo drill probes on the reference server
+// at base: the generic drill stream, or the MCP server's progress tool
+// (12 steps 40 ms apart) with the drill's fault.
+func (dd DemoDrill) DemoTarget(base string) Target {
+	if dd.MCP == "" {
+		return Target{Name: "demo", URL: base, Dialect: "sse", EndData: "[DONE]"}
+	}
+	f := dd.MCP
+	if f == "correct" {
+		f = ""
+	}
+	args := `{"steps":12,"interval_ms":40,"fault":"` + string(f) + `"}`
+	return Target{Name: "demo", URL: strings.TrimSuffix(base, "/") + "/mcp", Dialect: "mcp",
+		Tools: map[string]ToolCall{"long": {Name: "progress", Args: []byte(args)}}}
+}
+
+// mountMCP puts the reference MCP server on /mcp.
+func mountMCP(s *refserver.Server) { s.Mount = map[string]http.Handler{"/mcp": refserver.NewMCP("")} }
 
 // DemoDrillSchedule is the generic stream the drills run on: 12 events 40 ms
 // apart from 100 ms, ids 1 to 12, then [DONE] with id 13.
@@ -229,5 +251,13 @@ func DemoDrills() []DemoDrill {
 		{Server: "ignores Last-Event-ID", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Restart }, Want: VerdictRestarted},
 		{Server: "replays an id with different data", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Mismatch }, Want: VerdictMismatch},
 		{Server: "streams the live tail for a stale id", Drill: Drill{Name: DrillStale}, Setup: func(s *refserver.Server) { s.Stale = refserver.StaleLive }, Want: VerdictUndefinedStale},
+		{Server: "MCP, correct event store", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: "correct", Want: VerdictPass},
+		{Server: "MCP, answers an unknown Last-Event-ID with 404", Drill: Drill{Name: DrillStale}, Setup: mountMCP, MCP: "correct", Want: VerdictStaleOK},
+		{Server: "MCP, replays from the sent id itself", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPDuplicate, Want: VerdictDuplicate},
+		{Server: "MCP, skips an event on resume", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPGap, Want: VerdictMissed},
+		{Server: "MCP, runs the tool again on resume", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPRestart, Want: VerdictRestarted},
+		{Server: "MCP, replays another call's messages", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPCrossStream, Want: VerdictCrossStream},
+		{Server: "MCP, live tail for an unknown Last-Event-ID", Drill: Drill{Name: DrillStale}, Setup: mountMCP, MCP: refserver.MCPStaleLive, Want: VerdictUndefinedStale},
+		{Server: "MCP, no event ids", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPNoIDs, Want: VerdictNotSupported},
 	}
 }

@@ -71,6 +71,14 @@ func BenchmarkDecodeAISDK(b *testing.B) {
 	benchDecode(b, "ai-sdk-ui", ev)
 }
 
+// BenchmarkDecodeMCP is the same for mcp on a progress notification of
+// the call (as the TypeScript SDK writes one).
+func BenchmarkDecodeMCP(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, HasID: true, ID: []byte("1000007"),
+		Data: []byte(`{"method":"notifications/progress","params":{"progressToken":"streamprobe","progress":7,"total":40,"message":"step 7"},"jsonrpc":"2.0"}`)}
+	benchDecode(b, "mcp", ev)
+}
+
 func benchDecode(b *testing.B, dialect string, ev *resumeclient.Event) {
 	d := Dialects[dialect]
 	b.ReportAllocs()

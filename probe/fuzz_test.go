@@ -94,6 +94,13 @@ func FuzzDecodeAISDK(f *testing.F) {
 		`{"type":"error","errorText":"bad key sk-fuzz-0123456789abcdef"}`, `{"type":"text-delta","delta":1}`)
 }
 
+func FuzzDecodeMCP(f *testing.F) {
+	fuzzDecode(f, "mcp",
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"streamprobe","progress":1}}`,
+		`{"jsonrpc":"2.0","id":"streamprobe","result":{"content":[]}}`, `{"id":"streamprobe","error":{"message":"bad key sk-fuzz-0123456789abcdef"}}`,
+		`{"id":3,"method":"sampling/createMessage","params":{}}`, `{"method":"notifications/progress","params":{"progress":"x"}}`, ``)
+}
+
 // FuzzDecodeSSE: the generic dialect never panics and marks the end only on
 // its markers.
 func FuzzDecodeSSE(f *testing.F) {

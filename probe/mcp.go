@@ -113,11 +113,9 @@ func (mcpDialect) EOFIsEnd(Target) bool { return false }
 
 func (mcpDialect) Resumable() bool { return true }
 
-func (mcpDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) {
-	if !ev.HasID {
-		return "", false
-	}
-	return string(ev.ID), true
+// Cursor is the SSE last event ID, as for the generic dialect.
+func (mcpDialect) Cursor(ev *resumeclient.Event, ch Chunk) (string, bool) {
+	return sseDialect{}.Cursor(ev, ch)
 }
 
 // Resume asks for the rest of the call's stream: GET on the endpoint with
@@ -128,9 +126,9 @@ func (mcpDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumecli
 	return resumeclient.Request{Method: http.MethodGet, URL: orig.URL, Header: h, LastEventID: cursor}, nil
 }
 
-func (mcpDialect) CursorLabel(id string) string { return "Last-Event-ID: " + id }
+func (mcpDialect) CursorLabel(id string) string { return sseDialect{}.CursorLabel(id) }
 
-func (mcpDialect) StaleCursor() string { return DefaultStaleID }
+func (mcpDialect) StaleCursor() string { return sseDialect{}.StaleCursor() }
 
 func (mcpDialect) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
@@ -160,7 +158,9 @@ func (m *mcpMessage) chunk(t Target) Chunk {
 		return Chunk{Kind: Meta, Unrelated: true}
 	case !m.idSet:
 		return Chunk{Kind: Meta}
-	case !m.idStr || !m.id.is(ours):
+	case (!m.idStr || !m.id.is(ours)) && !(m.idNull && m.err.set):
+		// A response to another request. An error with a null id (the
+		// server could not tell which request) is taken as the call's.
 		return Chunk{Kind: Meta, Foreign: true}
 	case m.err.set:
 		msg := "JSON-RPC error"
@@ -185,6 +185,7 @@ type mcpMessage struct {
 	s      jscan
 	idSet  bool
 	idStr  bool
+	idNull bool
 	id     jstr
 	method jstr
 	params struct {
@@ -217,7 +218,7 @@ func (m *mcpMessage) message() bool {
 	return s.object("", "", mcpFields, func(k int) bool {
 		switch k {
 		case 0:
-			m.idSet = true
+			m.idSet, m.idNull = true, s.data[s.i] == 'n'
 			return s.anyStr(&m.id, &m.idStr)
 		case 1:
 			return s.strField(&m.method, "", "method")

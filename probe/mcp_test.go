@@ -3,6 +3,9 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -193,5 +196,117 @@ func TestMCPCancel(t *testing.T) {
 	waitMCP(t, m, 5)
 	if r := m.Requests()[3]; r.RPC != "notifications/cancelled" {
 		t.Errorf("request 3: %s %s", r.Method, r.RPC)
+	}
+}
+
+// A tools/call answered with neither SSE nor JSON, and an initialize
+// that fails: one line each, naming what came, with no secret.
+func TestMCPBadAnswers(t *testing.T) {
+	t.Parallel()
+	const key = "sk-mcp-secret-0123456789"
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+			return
+		}
+		if strings.Contains(r.Header.Get("Accept"), "json") && r.Method == http.MethodPost && r.ContentLength > 0 {
+			b, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(b), "tools/call") {
+				w.Header().Set("Content-Type", "text/html")
+				fmt.Fprint(w, "<html>key "+r.Header.Get("Authorization")+"</html>")
+				return
+			}
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	tg := Target{Name: "m", URL: hs.URL, Dialect: "mcp", Header: http.Header{"Authorization": {"Bearer " + key}}}
+	rec := Run(ctx, tg, Options{Sample: Samples["short"], Client: newClient(t)}).Record
+	if rec.Outcome != ProtocolError || !strings.Contains(rec.Error, "not text/event-stream or application/json") || strings.Contains(rec.Error, key) {
+		t.Errorf("record %+v", rec)
+	}
+	hs2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer hs2.Close()
+	tg.URL = hs2.URL
+	rec = Run(ctx, tg, Options{Sample: Samples["short"], Client: newClient(t)}).Record
+	if rec.Outcome != UpstreamError || rec.HTTPStatus != 401 || !strings.HasPrefix(rec.Error, "session setup: initialize: ") || rec.SessionMs == nil {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+// Server messages unrelated to the call (a log notification, a ping
+// request, progress for another token) are counted, never chunks, and
+// kept out of the gaps.
+func TestMCPUnrelatedMessages(t *testing.T) {
+	t.Parallel()
+	tokens := make(chan string, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta struct {
+					ProgressToken string `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		json.Unmarshal(b, &m)
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26"}}`)
+		case "tools/call":
+			token := m.Params.Meta.ProgressToken
+			tokens <- token
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, d := range []string{
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":1}}`,
+				`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}`,
+				`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`,
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"someone-else","progress":9}}`,
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":2}}`,
+				`{"jsonrpc":"2.0","id":"` + token + `","result":{"content":[]}}`,
+			} {
+				fmt.Fprintf(w, "data: %s\n\n", d)
+				w.(http.Flusher).Flush()
+				time.Sleep(10 * time.Millisecond)
+			}
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	res := Run(ctx, Target{Name: "m", URL: hs.URL, Dialect: "mcp"}, Options{Sample: Samples["short"], Client: newClient(t), RequestID: "run-1"})
+	rec := res.Record
+	if token := <-tokens; token != "run-1" || rec.Outcome != Success || rec.Chunks != 3 || rec.Unrelated != 3 || rec.Events != 6 || rec.Gaps.Count != 2 || rec.Verdict != "" {
+		t.Fatalf("token %q record %+v", token, rec)
+	}
+}
+
+// A stale Last-Event-ID answered on the stream by a JSON-RPC error (id
+// null: the server cannot tell which request) is a defined answer.
+func TestMCPStaleJSONRPCError(t *testing.T) {
+	t.Parallel()
+	m := refserver.NewMCP("")
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == DefaultStaleID {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "id: 9\ndata:\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"unknown event id\"}}\n\n")
+			return
+		}
+		m.ServeHTTP(w, r)
+	}))
+	defer func() { hs.CloseClientConnections(); hs.Close(); m.Close() }()
+	rec := runMCP(t, hs.URL, "long", `{"steps":8,"interval_ms":20}`, Drill{Name: DrillStale}).Record
+	if rec.Verdict != VerdictStaleOK || rec.StaleAnswer != "error_event" {
+		t.Fatalf("verdict %s answer %q (%s) %s", rec.Verdict, rec.StaleAnswer, rec.ResumeDetail, rec.Error)
 	}
 }

@@ -325,6 +325,15 @@ func (r *run) finishResume(s Scores) {
 		return
 	}
 	rec.Replayed, rec.Duplicates, rec.Missed = c.replayed, c.duplicates, c.missed
+	r.verdict(c)
+	if rec.Verdict != "" && c.notInt != "" && !c.opaque {
+		rec.ResumeDetail += fmt.Sprintf(" (ids are not integers, e.g. \"%s\": checked as opaque ids, for uniqueness and order only)", r.show(c.notInt))
+	}
+}
+
+// verdict sets the record's resume verdict, unless one is set already.
+func (r *run) verdict(c *resumeCheck) {
+	rec := &r.rec
 	label := r.d.CursorLabel(r.show(rec.LastEventIDSent))
 	switch {
 	case rec.Verdict != "":
@@ -348,9 +357,6 @@ func (r *run) finishResume(s Scores) {
 	case rec.Resumed && rec.Outcome == Success:
 		rec.Verdict = VerdictPass
 		rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", rec.Reconnects, label)
-	}
-	if rec.Verdict != "" && c.notInt != "" && !c.opaque {
-		rec.ResumeDetail += fmt.Sprintf(" (ids are not integers, e.g. \"%s\": checked as opaque ids, for uniqueness and order only)", r.show(c.notInt))
 	}
 }
 

@@ -271,7 +271,7 @@ func newStatusError(resp *http.Response, kind error, info ConnInfo, ownGzip bool
 	}
 	snippet := errorSnippet(body, secrets)
 	resp.Body.Close()
-	return &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind, want: info.Request.Framing.MediaType(),
+	return &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind, want: info.Request.Framing.wanted(),
 		contentType: Scrub(resp.Header.Get("Content-Type"), secrets, maxShownHeader)}
 }
 

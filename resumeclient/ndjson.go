@@ -40,6 +40,14 @@ func (f Framing) Accept() string {
 	return f.MediaType()
 }
 
+// wanted names the media types a response may have, for a message.
+func (f Framing) wanted() string {
+	if f == FramingSSEOrJSON {
+		return "text/event-stream or application/json"
+	}
+	return f.MediaType()
+}
+
 // accepts reports whether a response of media type mt can be read.
 func (f Framing) accepts(mt string) bool {
 	return mt == f.MediaType() || f == FramingSSEOrJSON && mt == "application/json"

@@ -247,11 +247,16 @@ func TestDemoDrills(t *testing.T) {
 	}
 	recs := decodeRecords(t, stdout)
 	want := []probe.Verdict{probe.VerdictPass, probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictDuplicate,
-		probe.VerdictMissed, probe.VerdictRestarted, probe.VerdictMismatch, probe.VerdictUndefinedStale}
+		probe.VerdictMissed, probe.VerdictRestarted, probe.VerdictMismatch, probe.VerdictUndefinedStale,
+		probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictDuplicate, probe.VerdictMissed, probe.VerdictRestarted,
+		probe.VerdictCrossStream, probe.VerdictUndefinedStale, probe.VerdictNotSupported}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d", len(recs), len(want))
 	}
 	for i, r := range recs {
+		if wantMCP := i >= 8; (r.Dialect == "mcp") != wantMCP {
+			t.Errorf("drill %d: dialect %s", i, r.Dialect)
+		}
 		if r.Verdict != want[i] {
 			t.Errorf("drill %d (%s): verdict %s, want %s", i, r.Drill, r.Verdict, want[i])
 		}

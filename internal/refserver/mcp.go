@@ -73,7 +73,7 @@ type MCP struct {
 	sessions map[string]*mcpSession
 	order    []string // session ids, oldest first
 	n        int
-	log      []MCPRequest
+	log      []*MCPRequest
 	quit     chan struct{}
 	once     sync.Once
 	wg       sync.WaitGroup
@@ -130,7 +130,11 @@ func NewMCP(f MCPFault) *MCP { return &MCP{Fault: f} }
 func (m *MCP) Requests() []MCPRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.log)
+	out := make([]MCPRequest, len(m.log))
+	for i, r := range m.log {
+		out[i] = *r
+	}
+	return out
 }
 
 // Close stops the tools that still run and waits for them.
@@ -181,10 +185,10 @@ func (m *MCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		entry.RPC = msg.Method
 	}
-	idx := m.logRequest(entry)
+	logged := m.logRequest(entry)
 	status, closed := m.serve(w, r, &msg, entry)
 	m.mu.Lock()
-	m.log[idx].Status, m.log[idx].Closed = status, closed
+	logged.Status, logged.Closed = status, closed
 	m.mu.Unlock()
 }
 
@@ -196,14 +200,17 @@ func readBody(r *http.Request) ([]byte, int) {
 	return b, 0
 }
 
-func (m *MCP) logRequest(e MCPRequest) int {
+// logRequest logs a request, keeping the last 1024 (a long-running
+// built-in target).
+func (m *MCP) logRequest(e MCPRequest) *MCPRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.log = append(m.log, e)
+	p := &e
+	m.log = append(m.log, p)
 	if len(m.log) > 1024 {
 		m.log = slices.Delete(m.log, 0, 512)
 	}
-	return len(m.log) - 1
+	return p
 }
 
 // serve answers one request; it returns the status and the time of a
