@@ -53,7 +53,7 @@ func TestOnceMCPSDKPeers(t *testing.T) {
 				t.Errorf("tfc_ms %.1f; the peer wrote %+v", *rec.TFCMs, evs)
 			}
 			for _, d := range []string{"drop", "duplicate"} {
-				code, rec, stderr := once("-tool-args", `{"steps":12,"interval_ms":40}`, "-drill", d)
+				code, rec, stderr := once("-tool-args", `{"steps":30,"interval_ms":40}`, "-drill", d)
 				if tc.name == "go-sdk" && code == exitFail && strings.Contains(rec.Error, "409 Conflict") {
 					// The Go SDK's race with a resume sent at once after
 					// the drop (probe's goConflict checks it on the log).

@@ -138,7 +138,7 @@ func TestSEP1699Close(t *testing.T) {
 			url += "?retry=300"
 		}
 		s := open(t, url, latest)
-		evs := s.call(1, args{Steps: 5, IntervalMS: 60, CloseAfter: 2, RetryMS: 300}).rest(t)
+		evs := s.call(1, args{Steps: 8, IntervalMS: 60, CloseAfter: 2, RetryMS: 300}).rest(t)
 		if ts {
 			if len(evs) != 3 || evs[0].Retry != "300" {
 				t.Fatalf("events %+v: want priming with retry: 300, progress 1 and 2, then the end (%s:213-214, 805-813)", evs, tsTransport)
@@ -153,8 +153,8 @@ func TestSEP1699Close(t *testing.T) {
 			t.Errorf("before the close: progress %v, want [1 2]", got)
 		}
 		rest := s.resumeStream(evs[2].ID).rest(t)
-		if got := progressOf(t, rest, "tok-1"); !slices.Equal(got, []float64{3, 4, 5, -1}) {
-			t.Errorf("after the resume: progress %v, want [3 4 5 response]", got)
+		if got := progressOf(t, rest, "tok-1"); !slices.Equal(got, []float64{3, 4, 5, 6, 7, 8, -1}) {
+			t.Errorf("after the resume: progress %v, want [3 ... 8 response]", got)
 		}
 	})
 }
@@ -181,13 +181,13 @@ func waitEnded(t *testing.T, p *mcppeer.Peer, method, rpc, lastEventID string) {
 func TestResume(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		st := s.call(1, args{Steps: 6, IntervalMS: 80, Text: "resume"})
+		st := s.call(1, args{Steps: 10, IntervalMS: 80, Text: "resume"})
 		seen := []sseEvent{st.next(t), st.next(t), st.next(t)} // priming, progress 1, 2
 		st.drop()
 		waitEnded(t, p, "POST", "tools/call", "")
 		rest := s.resumeStream(seen[2].ID).rest(t)
-		if got := progressOf(t, rest, "tok-1"); !slices.Equal(got, []float64{3, 4, 5, 6, -1}) {
-			t.Errorf("resumed from progress 2: %v, want [3 4 5 6 response]", got)
+		if got := progressOf(t, rest, "tok-1"); !slices.Equal(got, []float64{3, 4, 5, 6, 7, 8, 9, 10, -1}) {
+			t.Errorf("resumed from progress 2: %v, want [3 ... 10 response]", got)
 		}
 		sid, last := streamOf(t, ts, seen[2].ID)
 		for i, e := range rest {
@@ -290,7 +290,7 @@ func TestResumeAfterEnd(t *testing.T) {
 func TestNoCrossStreamReplay(t *testing.T) {
 	peers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
 		s := open(t, p.URL, latest)
-		a := s.call(1, args{Steps: 5, IntervalMS: 60, Text: "a"})
+		a := s.call(1, args{Steps: 8, IntervalMS: 60, Text: "a"})
 		b := s.call(2, args{Steps: 5, IntervalMS: 60, Text: "b"})
 		seen := []sseEvent{a.next(t), a.next(t)}
 		a.drop()
@@ -304,8 +304,8 @@ func TestNoCrossStreamReplay(t *testing.T) {
 			return n >= 1
 		})
 		rest := s.resumeStream(seen[1].ID).rest(t)
-		if got := progressOf(t, rest, "tok-1"); !slices.Equal(got, []float64{2, 3, 4, 5, -1}) {
-			t.Errorf("a resumed: %v, want [2 3 4 5 response] and nothing of b", got)
+		if got := progressOf(t, rest, "tok-1"); !slices.Equal(got, []float64{2, 3, 4, 5, 6, 7, 8, -1}) {
+			t.Errorf("a resumed: %v, want [2 ... 8 response] and nothing of b", got)
 		}
 		for _, m := range messages(t, rest) {
 			if string(m.ID) == "2" {
