@@ -117,6 +117,13 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		r.rec.Outcome = Success
 		return true
 	case Failed:
+		if !r.cancelAt.IsZero() {
+			// A session dialect's answer to the call it cancelled (only
+			// those set cancelAt): an error answer is an answer all the
+			// same (the MCP Go SDK sends one: "context canceled").
+			r.cancelEnded(ev.Dispatched, nil, true)
+			return true
+		}
 		r.fail(UpstreamError, "error event in the stream: %s", ch.Message)
 		return true
 	}

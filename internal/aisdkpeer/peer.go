@@ -6,17 +6,15 @@
 package aisdkpeer
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/nodepeer"
 )
 
 // The pacing server.mjs gives the mock model's stream.
@@ -50,63 +48,8 @@ func Dir() string {
 // under CI (CI=true), where .ci/run installs both, it fails.
 func Start(t testing.TB) *Peer {
 	t.Helper()
-	dir := Dir()
-	_, errNode := exec.LookPath("node")
-	_, errSDK := os.Stat(filepath.Join(dir, "node_modules", "ai", "package.json"))
-	if errNode != nil || errSDK != nil {
-		msg := fmt.Sprintf("the AI SDK peer needs node and `npm ci` in %s (node: %v, sdk: %v)", dir, errNode, errSDK)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	cmd := exec.Command("node", "server.mjs")
-	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		stdin.Close() // server.mjs exits when its stdin ends
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	port := make(chan int, 1)
-	go func() {
-		var first struct{ Port int }
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			json.Unmarshal(sc.Bytes(), &first)
-		}
-		port <- first.Port
-		io.Copy(io.Discard, stdout)
-		cmd.Wait()
-		close(done)
-	}()
-	select {
-	case p := <-port:
-		if p == 0 {
-			t.Fatal("the AI SDK peer printed no port")
-		}
-		base := fmt.Sprintf("http://127.0.0.1:%d", p)
-		return &Peer{URL: base + "/api/chat", base: base}
-	case <-time.After(60 * time.Second):
-		t.Fatal("the AI SDK peer did not start within 60 s")
-	}
-	return nil
+	base := nodepeer.Start(t, "AI SDK", Dir(), "server.mjs", "ai")
+	return &Peer{URL: base + "/api/chat", base: base}
 }
 
 // Log returns the writes of the last answer the peer finished.

@@ -1,0 +1,111 @@
+// Package nodepeer starts a Node script that serves a real npm package as
+// a test peer over loopback (internal/aisdkpeer, internal/mcppeer): the
+// package installed next to the script with npm ci, the script listening
+// on 127.0.0.1 and printing {"port":N} as its first line, and exiting when
+// its stdin ends.
+package nodepeer
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Start runs `node script` in dir for the test and returns its base URL,
+// http://127.0.0.1:PORT; cleanup stops it. Without node or the installed
+// package (dir/node_modules/pkg/package.json: npm ci in dir) the test is
+// skipped, but under CI (CI=true), where .ci/run installs both, it fails.
+// The script's stderr is shown when the test fails.
+func Start(t testing.TB, name, dir, script, pkg string) string {
+	t.Helper()
+	_, errNode := exec.LookPath("node")
+	_, errPkg := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json"))
+	if errNode != nil || errPkg != nil {
+		msg := fmt.Sprintf("the %s peer needs node and `npm ci` in %s (node: %v, %s: %v)", name, dir, errNode, pkg, errPkg)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	cmd := exec.Command("node", script)
+	cmd.Dir = dir
+	stderr := &lockedWriter{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	port := make(chan int, 1)
+	go func() {
+		var first struct{ Port int }
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			json.Unmarshal(sc.Bytes(), &first)
+		}
+		port <- first.Port
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		stdin.Close() // the script exits when its stdin ends
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if s := stderr.String(); t.Failed() && s != "" {
+			t.Logf("the %s peer's stderr:\n%s", name, s)
+		}
+	})
+	select {
+	case p := <-port:
+		if p == 0 {
+			<-done
+			t.Fatalf("the %s peer printed no port; its stderr:\n%s", name, stderr.String())
+		}
+		return fmt.Sprintf("http://127.0.0.1:%d", p)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the %s peer did not start within 60 s", name)
+	}
+	return ""
+}
+
+// lockedWriter collects a child's stderr (the first MiB) for the test to
+// show.
+type lockedWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.b.Len() < 1<<20 {
+		w.b.Write(p)
+	}
+	return len(p), nil
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
