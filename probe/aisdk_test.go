@@ -41,14 +41,14 @@ func TestAISDKPeer(t *testing.T) {
 	if len(sent) != 4 || len(tl.Chunks) != 4 || reasoning < 0 {
 		t.Fatalf("peer sent %d text deltas (reasoning at %v), the probe read %d chunks", len(sent), reasoning, len(tl.Chunks))
 	}
+	// The peer's own pacing is not under test: a Node timer that fires
+	// late, or a send stamped late after its write, moves one gap up and
+	// the next down (38.5 ms for 40 ms seen on a busy machine). How far a
+	// gap strays either way widens the allowance of the probe's reading.
 	nominal := float64(aisdkpeer.ChunkDelay) / 1e6
 	lateness := 0.0
 	for i := 1; i < len(sent); i++ {
-		gap := sent[i] - sent[i-1]
-		if gap < nominal-1 {
-			t.Errorf("the peer sent text deltas %d and %d %.1f ms apart: its pacing is %v", i-1, i, gap, aisdkpeer.ChunkDelay)
-		}
-		lateness = math.Max(lateness, gap-nominal)
+		lateness = math.Max(lateness, math.Abs(sent[i]-sent[i-1]-nominal))
 	}
 	allowance := 5 + lateness
 	t.Logf("peer sent text deltas at %.1f ms; probe TFC %.1f ms, headers %.1f ms, allowance %.1f ms", sent, val(rec.TFCMs), val(rec.HeadersMs), allowance)
