@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,6 +106,14 @@ func TestDrillVerdicts(t *testing.T) {
 		{name: "stale, error event", drill: Drill{Name: DrillStale}, verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "error_event"},
 		{name: "stale, 410", setup: func(s *refserver.Server) { s.Stale = refserver.StaleGone }, drill: Drill{Name: DrillStale},
 			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_410"},
+		{name: "stale, 409 (not retried: the answer to the stale id)", setup: func(s *refserver.Server) {
+			s.StatusFor = func(r *http.Request, _ []byte) (int, string) {
+				if r.Header.Get("Last-Event-ID") == DefaultStaleID {
+					return http.StatusConflict, ""
+				}
+				return 0, ""
+			}
+		}, drill: Drill{Name: DrillStale}, verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_409"},
 		{name: "stale, 204", setup: func(s *refserver.Server) { s.Stale = refserver.StaleNoContent }, drill: Drill{Name: DrillStale},
 			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_204"},
 		{name: "stale, reset marker", setup: func(s *refserver.Server) { s.Stale = refserver.StaleReset }, drill: Drill{Name: DrillStale},

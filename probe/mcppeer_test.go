@@ -136,10 +136,11 @@ func mustMillis(tl Timeline) []float64 {
 // stream still claimed by a connection it has not yet seen close
 // (streamable.go:1323-1326; the claim ends when the handler returns,
 // 1256-1257, 1724). The 409 GET must have arrived before the exchange
-// that held the stream ended on the server. The run is then a failure
-// with no verdict: the probe does not retry a 409 (the SDK's own client
-// waits a backoff before each reconnect, streamable.go:2719-2735, and so
-// rarely meets it).
+// that held the stream ended on the server. The probe sends a resume
+// refused with 409 again a little later, within max_reconnects (the SDK's
+// own client waits a backoff before each reconnect, streamable.go:
+// 2719-2735, and so rarely meets it), so a run ends on it only when the
+// SDK held the stream through every retry.
 func goConflict(t *testing.T, p *mcppeer.Peer, rec Record) bool {
 	t.Helper()
 	if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "409 Conflict") {

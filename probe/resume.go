@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -102,6 +103,10 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 			return false
 		}
 		r.step++
+	case r.staleConn && conflict(d.Err):
+		// A stale id answered 409: judged as any status answer to it.
+		r.ended = false
+		return false
 	case r.staleConn:
 		r.staleEnded(d.Err)
 		return false
@@ -109,10 +114,13 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.tl.End = d.At
 		r.rec.Outcome = Success
 		return false
-	case errors.Is(d.Err, resumeclient.ErrConnect) && len(r.tl.Reconnects) > 0:
-		// The resume request itself failed (refused, or closed before its
-		// headers): the same request again, within the bound; the drop
-		// it resumes from keeps its time.
+	case r.resumeRefused(d.Err):
+		// The resume request itself failed (refused, closed before its
+		// headers, or 409 Conflict: the server still holds the connection
+		// the client dropped, as the MCP Go SDK does when a resume comes
+		// before it saw the drop): the same request again, within the
+		// bound and a little later each time; the drop it resumes from
+		// keeps its time.
 		r.connRetries++
 		if n := orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects); r.connRetries > n {
 			r.classify(d.Err)
@@ -168,6 +176,18 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 	r.tl.Reconnects = append(r.tl.Reconnects, Reconnect{SentID: id, Drop: d.At, ByServer: byServer})
 	r.tl.Breaks = append(r.tl.Breaks, len(r.tl.Chunks))
 	return true
+}
+
+// resumeRefused reports whether err ended a resume request before any
+// event: refused, closed before its headers, or answered 409 Conflict.
+func (r *run) resumeRefused(err error) bool {
+	return len(r.tl.Reconnects) > 0 && (errors.Is(err, resumeclient.ErrConnect) || conflict(err))
+}
+
+// conflict reports whether err is a 409 Conflict answer.
+func conflict(err error) bool {
+	var se *resumeclient.StatusError
+	return errors.As(err, &se) && se.Status == http.StatusConflict
 }
 
 // unsendable ends a run whose resume cannot be sent: a cursor with a byte

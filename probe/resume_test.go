@@ -327,3 +327,51 @@ func TestFailedReconnectIsRetried(t *testing.T) {
 		t.Errorf("reconnect_ms %v: it must run from the drop, across the failed attempt of 150 ms", deref(rec.ReconnectMs))
 	}
 }
+
+// A resume answered 409 Conflict (the server still holds the connection
+// the client dropped, as the MCP Go SDK answers a resume sent before it
+// saw the drop) is sent again a little later, and the run goes on; a
+// server that keeps answering 409 ends the run once the bound is spent.
+func TestResumeConflictIsRetried(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		conflicts int
+		ok        bool
+	}{{"one 409", 1, true}, {"409 every time", 100, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := refserver.NewUnstarted(drillSchedule())
+			srv.CloseAfter = 5
+			var mu sync.Mutex
+			left := tt.conflicts
+			srv.StatusFor = func(r *http.Request, _ []byte) (int, string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if r.Header.Get("Last-Event-ID") == "" || left == 0 {
+					return 0, ""
+				}
+				left--
+				return http.StatusConflict, `{"error":"stream already has an active connection"}`
+			}
+			serve(t, srv)
+			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", runDeadline).Record
+			conns := srv.Conns()
+			if tt.ok {
+				if rec.Outcome != Success || rec.Chunks != 12 || rec.Verdict != VerdictPass || rec.Reconnects != 1 {
+					t.Fatalf("outcome %s (%s) chunks %d verdict %s reconnects %d", rec.Outcome, rec.Error, rec.Chunks, rec.Verdict, rec.Reconnects)
+				}
+				if len(conns) != 3 || conns[1].LastEventID != "5" || conns[2].LastEventID != "5" {
+					t.Errorf("server saw %d connections, want the first, the refused resume and its retry from 5", len(conns))
+				}
+				return
+			}
+			if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "409") || !strings.Contains(rec.Error, "gave up after") {
+				t.Errorf("outcome %s (%s)", rec.Outcome, rec.Error)
+			}
+			if n := len(conns); n < 3 || n > DefaultMaxReconnects+3 {
+				t.Errorf("server saw %d connections, want the first and a bounded number of resumes", n)
+			}
+		})
+	}
+}

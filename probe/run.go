@@ -265,6 +265,7 @@ func (r *run) prepare() bool {
 		NoJitter:      true,
 		OnConnect:     r.onConnect,
 		OnDrop:        r.onDrop,
+		RetryConflict: true,
 	})
 	if err != nil {
 		r.fail(ProtocolError, "invalid client settings: %v", err)

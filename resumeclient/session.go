@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -55,6 +56,12 @@ type SessionOptions struct {
 	// d.Wait and d.Next; returning false ends the Session, and Next then
 	// returns d.Err (io.EOF for a clean end).
 	OnDrop func(d *Drop) bool
+	// RetryConflict hands a 409 Conflict answer to a reconnect to OnDrop
+	// (a *StatusError in Drop.Err, counted against MaxReconnects) instead
+	// of failing the Session: a server that still holds the connection
+	// the client dropped, and has not seen it close, may refuse the
+	// resume until it does (the MCP Go SDK's Streamable HTTP server).
+	RetryConflict bool
 }
 
 // Drop describes the end of one connection of a Session, and the next one.
@@ -187,7 +194,10 @@ func (s *Session) connect() {
 	case s.ctx.Err() != nil:
 		s.err = s.stopped()
 		return
-	case errors.As(err, &se), info.Start.IsZero():
+	case errors.As(err, &se) && se.Status == http.StatusConflict && s.o.RetryConflict && info.Index > 0:
+		s.ended(nil, err)
+		return
+	case se != nil, info.Start.IsZero():
 		// Not an event stream, or a request that cannot be built: the
 		// WHATWG rules fail the connection for good.
 		s.err = err
