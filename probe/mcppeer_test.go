@@ -273,9 +273,12 @@ func TestMCPSDKServerClose(t *testing.T) {
 		if len(evs) < 3 || get.LastEventID != evs[2].ID {
 			t.Errorf("the resume sent Last-Event-ID %q, the last id before the close was %q", get.LastEventID, evs[len(evs)-1].ID)
 		}
-		// The retry: the GET came at least 300 ms after the peer ended the
-		// POST's response (both on the peer's clock).
-		if wait := get.Start - (post.Start + post.EndAt); post.EndAt == 0 || wait < 300-1 {
+		// The retry: the GET came about 300 ms after the peer ended the
+		// POST's response (both on the peer's clock). The peer stamps the
+		// end after the close, late when its event loop is busy (297.6 ms
+		// seen with both cores loaded), so the bound is 250 ms: a resume
+		// that ignored retry: comes within a few ms.
+		if wait := get.Start - (post.Start + post.EndAt); post.EndAt == 0 || wait < 250 {
 			t.Errorf("the resume came %.1f ms after the close, the server asked retry: 300", wait)
 		}
 	})
