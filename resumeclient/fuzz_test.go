@@ -21,8 +21,22 @@ type fuzzEvent struct {
 // it scribbles over once the parser has used it up: an event that still
 // pointed into it would show.
 func parseSplit(in []byte, step, limit int) ([]fuzzEvent, string, bool, error) {
-	p := Parser{MaxEventSize: limit}
+	p := &Parser{MaxEventSize: limit}
 	var out []fuzzEvent
+	err := feedSplit(p, in, step, func(ev *Event, at time.Time) error {
+		out = append(out, fuzzEvent{ev.Kind, string(ev.Type), string(ev.Data), string(ev.ID), ev.HasID,
+			!ev.FirstByte.After(ev.Dispatched), !ev.Dispatched.After(at)})
+		return nil
+	})
+	return out, p.LastEventID(), p.Pending(), err
+}
+
+// feedSplit pushes in to p in pieces of size step, each stamped 1 ms after
+// the one before, through one buffer it scribbles over once p used it up
+// (as a Stream does: an event still pointing into it would show), and
+// hands every event to each with its piece's time; it stops at the first
+// error, p's or each's.
+func feedSplit(p frames, in []byte, step int, each func(ev *Event, at time.Time) error) error {
 	t0 := time.Unix(0, 0)
 	buf := make([]byte, step)
 	for off, i := 0, 0; off < len(in); off, i = off+step, i+1 {
@@ -35,16 +49,17 @@ func parseSplit(in []byte, step, limit int) ([]fuzzEvent, string, bool, error) {
 		for {
 			ev, err := p.Next()
 			if err != nil {
-				return out, p.LastEventID(), p.Pending(), err
+				return err
 			}
 			if ev == nil {
 				break
 			}
-			out = append(out, fuzzEvent{ev.Kind, string(ev.Type), string(ev.Data), string(ev.ID), ev.HasID,
-				!ev.FirstByte.After(ev.Dispatched), !ev.Dispatched.After(at)})
+			if err := each(ev, at); err != nil {
+				return err
+			}
 		}
 	}
-	return out, p.LastEventID(), p.Pending(), nil
+	return nil
 }
 
 // FuzzParser checks that the parser never panics, never holds more than

@@ -16,33 +16,22 @@ import (
 // does (one buffer, scribbled over once used up), and returns the lines,
 // whether one was pending at the end, and the error.
 func lineSplit(in []byte, step, limit int) ([]string, bool, error) {
-	p := LineParser{MaxEventSize: limit}
+	p := &LineParser{MaxEventSize: limit}
 	var out []string
-	t0 := time.Unix(0, 0)
-	buf := make([]byte, step)
-	for off, i := 0, 0; off < len(in); off, i = off+step, i+1 {
-		at := t0.Add(time.Duration(i) * time.Millisecond)
-		for k := range buf {
-			buf[k] = '#'
+	err := feedSplit(p, in, step, func(ev *Event, at time.Time) error {
+		if ev.FirstByte.After(ev.Dispatched) || !ev.Dispatched.Equal(at) {
+			return errStampOrder
 		}
-		n := copy(buf, in[off:min(off+step, len(in))])
-		p.Push(buf[:n], at)
-		for {
-			ev, err := p.Next()
-			if err != nil {
-				return out, p.Pending(), err
-			}
-			if ev == nil {
-				break
-			}
-			if ev.FirstByte.After(ev.Dispatched) || !ev.Dispatched.Equal(at) {
-				return out, false, errors.New("timestamps out of order")
-			}
-			out = append(out, string(ev.Data))
-		}
+		out = append(out, string(ev.Data))
+		return nil
+	})
+	if errors.Is(err, errStampOrder) {
+		return out, false, err
 	}
-	return out, p.Pending(), nil
+	return out, p.Pending(), err
 }
+
+var errStampOrder = errors.New("timestamps out of order")
 
 // refLines is what NDJSON framing means: lines split at LF, a CR before
 // the LF dropped, empty lines skipped, a last line without LF pending.
