@@ -181,13 +181,17 @@ func (s *Session) connect() {
 			return
 		}
 	}
-	o := s.open()
-	st, err := o.st, o.err
-	info := &o.info
+	// The request is made on the reader's own goroutine: the dial path
+	// (net/http's client, the dialer, the response header) fits in the
+	// 8 KiB stack the reads need anyway. Dialling on a goroutine of its
+	// own, tried 2026-12-05, cost more: 500 streams opened at once grew
+	// 500 more stacks, and their memory stayed with the process (72 ->
+	// 62 KiB per live stream when it was taken out; bench/README.md).
+	st, info, err := s.c.open(s.ctx, s.next)
 	info.Index = s.conns
 	s.conns++
 	s.events = 0
-	s.info = *info
+	s.info = info
 	var se *StatusError
 	switch {
 	case err == nil:
@@ -209,7 +213,7 @@ func (s *Session) connect() {
 	st.conn = info.Index
 	s.startID = s.next.LastEventID
 	if s.o.OnConnect != nil {
-		if err := s.o.OnConnect(*info, st); err != nil {
+		if err := s.o.OnConnect(info, st); err != nil {
 			st.Close()
 			s.err = err
 			return
@@ -225,32 +229,6 @@ func (s *Session) connect() {
 		st.Close()
 	}
 	s.st = st
-}
-
-// opened is what one connection attempt gave.
-type opened struct {
-	st   *Stream
-	info ConnInfo
-	err  error
-}
-
-// open makes the request s.next on a goroutine of its own and waits for
-// it. The dial path (net/http's client, the dialer, TLS, the response
-// header) runs 6 to 8 KiB deep, and a goroutine keeps the stack it grew to
-// for as long as it then blocks in the stream's reads, which sit 1 to 2 KiB
-// deep: dialling on a goroutine that ends with the request keeps the
-// reader's stack at its reading depth (half the memory of a live stream
-// read by a probe).
-//
-//go:noinline
-func (s *Session) open() *opened {
-	ch := make(chan *opened, 1)
-	go func() {
-		o := new(opened)
-		o.st, o.info, o.err = s.c.open(s.ctx, s.next)
-		ch <- o
-	}()
-	return <-ch
 }
 
 // ended decides what follows the end of a connection (st is nil when the
