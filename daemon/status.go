@@ -89,7 +89,7 @@ func (s *status) observe(res probe.Result) {
 	}
 	st.runs = append(st.runs, r)
 	st.latest = nil
-	if n := len(res.Timeline.Chunks); n > 0 && n <= statusMaxTicks {
+	if n := res.Timeline.ChunkCount(); n > 0 && n <= statusMaxTicks {
 		run := scorecard.FromResult(res)
 		st.latest = &run
 	}

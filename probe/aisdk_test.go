@@ -38,8 +38,8 @@ func TestAISDKPeer(t *testing.T) {
 			reasoning = s.At
 		}
 	}
-	if len(sent) != 4 || len(tl.Chunks) != 4 || reasoning < 0 {
-		t.Fatalf("peer sent %d text deltas (reasoning at %v), the probe read %d chunks", len(sent), reasoning, len(tl.Chunks))
+	if len(sent) != 4 || tl.ChunkCount() != 4 || reasoning < 0 {
+		t.Fatalf("peer sent %d text deltas (reasoning at %v), the probe read %d chunks", len(sent), reasoning, tl.ChunkCount())
 	}
 	// The peer's own pacing is not under test: a Node timer that fires
 	// late, or a send stamped late after its write, moves one gap up and
@@ -53,7 +53,7 @@ func TestAISDKPeer(t *testing.T) {
 	allowance := 5 + lateness
 	t.Logf("peer sent text deltas at %.1f ms; probe TFC %.1f ms, headers %.1f ms, allowance %.1f ms", sent, val(rec.TFCMs), val(rec.HeadersMs), allowance)
 	for i := 1; i < len(sent); i++ {
-		got := msSince(tl.Chunks[0], tl.Chunks[i])
+		got := msSince(tl.Chunks()[0], tl.Chunks()[i])
 		if want := sent[i] - sent[0]; math.Abs(got-want) > allowance {
 			t.Errorf("chunk %d read %.1f ms after the first, the peer sent it %.1f ms after (allowance %.1f ms)", i, got, want, allowance)
 		}
@@ -102,13 +102,13 @@ func TestAISDKTimeline(t *testing.T) {
 	// DemoAISDK: 0 start, 1 start-step, 2 reasoning-start, 3 reasoning-delta,
 	// 4 reasoning-end, 5 text-start, 6-15 text-delta, 16 text-end,
 	// 17 finish-step, 18 finish, 19 [DONE].
-	if len(tl.Chunks) != 10 {
-		t.Fatalf("%d chunks, want 10", len(tl.Chunks))
+	if tl.ChunkCount() != 10 {
+		t.Fatalf("%d chunks, want 10", tl.ChunkCount())
 	}
 	milestone(t, "first_event_ms (start)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
 	milestone(t, "first_effective_ms (reasoning-delta)", rec.FirstEffectiveMs, tl, srv, c, 3, tl.FirstEffective)
-	milestone(t, "tfc_ms (first text-delta)", rec.TFCMs, tl, srv, c, 6, tl.Chunks[0])
-	for i, ch := range tl.Chunks {
+	milestone(t, "tfc_ms (first text-delta)", rec.TFCMs, tl, srv, c, 6, tl.Chunks()[0])
+	for i, ch := range tl.Chunks() {
 		notBefore(t, "text-delta", ch, due(srv, c, 6+i))
 	}
 	milestone(t, "end_ms ([DONE])", rec.EndMs, tl, srv, c, 19, tl.End)

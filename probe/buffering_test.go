@@ -17,7 +17,7 @@ func TestBufferingFromBursts(t *testing.T) {
 	srv := serve(t, refserver.NewUnstarted(refserver.Bursts(100, refserver.Ms(300, 1700, 3100, 4500)...)))
 	res := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 20*time.Second)
 	rec, tl := res.Record, res.Timeline
-	if rec.Outcome != Success || rec.Chunks != 100 || len(tl.Chunks) != 100 {
+	if rec.Outcome != Success || rec.Chunks != 100 || tl.ChunkCount() != 100 {
 		t.Fatalf("outcome %s, %d chunks: %s", rec.Outcome, rec.Chunks, rec.Error)
 	}
 	if *rec.Gaps.P95Ms >= NearZeroGapMs {
@@ -35,7 +35,7 @@ func TestBufferingFromBursts(t *testing.T) {
 	c := closedConn(t, srv, 0)
 	var lo, hi float64
 	for k := range 3 {
-		last, first := tl.Chunks[25*k+24], tl.Chunks[25*(k+1)]
+		last, first := tl.Chunks()[25*k+24], tl.Chunks()[25*(k+1)]
 		lo = max(lo, msSince(last, due(srv, c, k+1)))
 		hi = max(hi, msSince(due(srv, c, k), first))
 	}
@@ -108,15 +108,15 @@ func TestBufferingOneBurst(t *testing.T) {
 // stall threshold after the headers when it was due sooner. Empty when it
 // read every event on its own, as sent.
 func starved(srv *refserver.Server, c refserver.Conn, tl Timeline) string {
-	if len(c.Sent) != len(tl.Chunks)+1 {
+	if len(c.Sent) != tl.ChunkCount()+1 {
 		return ""
 	}
-	if first := srv.Schedule[c.Sent[0].Index].At; msSince(tl.Headers, tl.Chunks[0]) > StallThresholdMs && first <= StallThresholdMs*time.Millisecond {
-		return fmt.Sprintf("read the first chunk %.0f ms after the headers, due %v after the request", msSince(tl.Headers, tl.Chunks[0]), first)
+	if first := srv.Schedule[c.Sent[0].Index].At; msSince(tl.Headers, tl.Chunks()[0]) > StallThresholdMs && first <= StallThresholdMs*time.Millisecond {
+		return fmt.Sprintf("read the first chunk %.0f ms after the headers, due %v after the request", msSince(tl.Headers, tl.Chunks()[0]), first)
 	}
-	for i := 0; i+1 < len(tl.Chunks); i++ {
-		if next := due(srv, c, i+1); !tl.Chunks[i].Before(next) {
-			return fmt.Sprintf("read chunk %d %.1f ms after chunk %d was due", i+1, msSince(next, tl.Chunks[i]), i+2)
+	for i := 0; i+1 < tl.ChunkCount(); i++ {
+		if next := due(srv, c, i+1); !tl.Chunks()[i].Before(next) {
+			return fmt.Sprintf("read chunk %d %.1f ms after chunk %d was due", i+1, msSince(next, tl.Chunks()[i]), i+2)
 		}
 	}
 	return ""

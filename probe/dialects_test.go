@@ -27,14 +27,14 @@ func TestOpenAIResponsesTimeline(t *testing.T) {
 	if c.Method != http.MethodPost || c.Path != "/v1/responses" || !strings.Contains(string(c.Body), `"stream":true`) || strings.Contains(string(c.Body), "background") {
 		t.Errorf("request %s %s %s", c.Method, c.Path, c.Body)
 	}
-	if len(tl.Chunks) != 3 {
-		t.Fatalf("%d text deltas, want 3", len(tl.Chunks))
+	if tl.ChunkCount() != 3 {
+		t.Fatalf("%d text deltas, want 3", tl.ChunkCount())
 	}
 	milestone(t, "first_event_ms (response.created)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
 	milestone(t, "first_effective_ms (reasoning summary)", rec.FirstEffectiveMs, tl, srv, c, 2, tl.FirstEffective)
-	milestone(t, "tfc_ms (first output_text.delta)", rec.TFCMs, tl, srv, c, 3, tl.Chunks[0])
+	milestone(t, "tfc_ms (first output_text.delta)", rec.TFCMs, tl, srv, c, 3, tl.Chunks()[0])
 	milestone(t, "end_ms (response.completed)", rec.EndMs, tl, srv, c, 6, tl.End)
-	for i, ch := range tl.Chunks {
+	for i, ch := range tl.Chunks() {
 		notBefore(t, "text delta", ch, due(srv, c, 3+i))
 	}
 	if rec.Chunks != 3 || rec.Tokens == nil || rec.Tokens.Prompt != 11 || rec.Tokens.Completion != 3 {
@@ -43,7 +43,7 @@ func TestOpenAIResponsesTimeline(t *testing.T) {
 	// close runs from the last text delta to response.completed, as the
 	// client read them (a busy machine can make that interval shorter or
 	// longer than the server's: it was once 10 ms short).
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks[2], tl.End))
+	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[2], tl.End))
 }
 
 func TestOpenAIResponsesFailed(t *testing.T) {
@@ -146,12 +146,12 @@ func TestAnthropicMessagesTimeline(t *testing.T) {
 	}
 	// Sent: 0 ping, 1 start, 2 block, 3 ping, 4 thinking, 5 block, 6-7
 	// text, 8 delta, 9 stop.
-	if len(tl.Chunks) != 2 {
-		t.Fatalf("%d text deltas, want 2", len(tl.Chunks))
+	if tl.ChunkCount() != 2 {
+		t.Fatalf("%d text deltas, want 2", tl.ChunkCount())
 	}
 	milestone(t, "first_event_ms (message_start, not the ping)", rec.FirstEventMs, tl, srv, c, 1, tl.FirstEvent)
 	milestone(t, "first_effective_ms (thinking)", rec.FirstEffectiveMs, tl, srv, c, 4, tl.FirstEffective)
-	milestone(t, "tfc_ms (first text_delta)", rec.TFCMs, tl, srv, c, 6, tl.Chunks[0])
+	milestone(t, "tfc_ms (first text_delta)", rec.TFCMs, tl, srv, c, 6, tl.Chunks()[0])
 	milestone(t, "end_ms (message_stop)", rec.EndMs, tl, srv, c, 9, tl.End)
 	if rec.Chunks != 2 || rec.Comments != 2 || rec.Tokens == nil || rec.Tokens.Prompt != 21 || rec.Tokens.Completion != 2 {
 		t.Errorf("chunks %d comments (pings) %d tokens %+v", rec.Chunks, rec.Comments, rec.Tokens)

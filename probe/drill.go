@@ -130,31 +130,67 @@ const (
 	maxRewindID = 512
 )
 
-// seenEvent is what the check keeps of an event: its position and a hash
+// seenEvent is what the check knows of an event: its position and a hash
 // of its type and data (never the data itself).
 type seenEvent struct {
 	pos  int
 	hash uint64
 }
 
+// idEntry is what the window keeps of an event at a position: its id's
+// key (idKey) and its data's hash.
+type idEntry struct {
+	key, hash uint64
+}
+
+// idKey is what the check knows an id by: an id written as a
+// non-negative integer in its shortest form (no sign, no leading zero)
+// is its own value, below 1<<63; any other id is its 64-bit hash with the
+// top bit set. So the window keeps an integer id's value without a field
+// for it (value), and an integer id is known without hashing it. v is
+// intID(id).
+func idKey(id string, v int64) uint64 {
+	if v >= 0 && id[0] != '+' && (id[0] != '0' || len(id) == 1) {
+		return uint64(v)
+	}
+	return fnvAdd(uint64(fnvOffset64), id) | 1<<63
+}
+
+// keyOf is id's key.
+func keyOf(id string) uint64 { return idKey(id, intID(id)) }
+
+// value is the integer an entry's id is, or -1.
+func (e idEntry) value() int64 {
+	if e.key >= 1<<63 {
+		return -1
+	}
+	return int64(e.key)
+}
+
 // resumeCheck follows the ids of a stream across reconnects and names what
-// a resume did wrong. Ids are kept as 64-bit hashes, in a window of the
-// newest checkWindow.
+// a resume did wrong. Ids are kept as 64-bit keys (idKey), in a window of
+// the newest checkWindow (16 bytes each, with the data's hash).
 type resumeCheck struct {
 	opaque bool
-	seen   map[uint64]seenEvent // by hash of the id
-	// window holds the id hashes by position mod checkWindow, ints their
-	// integer values (-1: not an integer), texts the id texts by position
-	// mod rewindIDs: each grows as ids come, up to its size (a short
-	// stream pays for its own ids only), then is a ring.
-	window  []uint64
-	ints    []int64
+	// window holds the events by position mod checkWindow; it grows as
+	// ids come, up to its size (a short stream pays for its own ids
+	// only), then is a ring.
+	window pages[idEntry]
+	// seen indexes the window by id hash (the position); nil until an id
+	// has to be looked up. A new integer id above every integer id so far
+	// (top) cannot have come before, so a stream of rising integer ids
+	// needs no index until a resume.
+	seen map[uint64]int
+	top  int64 // the largest integer id the window took; -1 none
+	// texts holds the id texts by position mod rewindIDs, for the
+	// duplicate drill's rewound resume only (rewind); nil otherwise.
 	texts   []string
+	rewind  bool
 	gone    int64     // the largest integer id the window let go; -1 none
 	n       int       // positions so far
 	firstID string    // the first id of the stream
 	first0  seenEvent // the first event, kept whatever the window evicts
-	firstK  uint64    // its id's hash
+	firstK  uint64    // its id's key
 	maxInt  int64
 	hasInt  bool
 	notInt  string // an id that is not an integer, when one came
@@ -178,8 +214,34 @@ type resumeCheck struct {
 	show, label func(string) string
 }
 
-func newResumeCheck(opaque bool, show, label func(string) string) *resumeCheck {
-	return &resumeCheck{opaque: opaque, seen: make(map[uint64]seenEvent), sentPos: -1, show: show, label: label, gone: -1}
+// newResumeCheck returns a check of a stream's ids; rewind keeps the
+// newest ids as text, for rewound.
+func newResumeCheck(opaque, rewind bool, show, label func(string) string) *resumeCheck {
+	return &resumeCheck{opaque: opaque, rewind: rewind, sentPos: -1, show: show, label: label, gone: -1, top: -1}
+}
+
+// lookup returns where the id with hash key was seen in the window,
+// indexing the window on first use.
+func (c *resumeCheck) lookup(key uint64) (seenEvent, bool) {
+	if c.seen == nil {
+		c.seen = make(map[uint64]int, c.window.len())
+		for p := max(0, c.n-checkWindow); p < c.n; p++ {
+			c.seen[c.window.at(p%checkWindow).key] = p
+		}
+	}
+	p, ok := c.seen[key]
+	if !ok {
+		return seenEvent{}, false
+	}
+	return seenEvent{pos: p, hash: c.window.at(p % checkWindow).hash}, true
+}
+
+// intID is id's value when it is a non-negative integer, else -1.
+func intID(id string) int64 {
+	if n, err := strconv.ParseInt(id, 10, 64); err == nil && n >= 0 {
+		return n
+	}
+	return -1
 }
 
 // FNV-1a, 64 bits (hash/fnv's New64a), written out: it runs for every
@@ -203,13 +265,11 @@ func hash64(typ, data []byte) uint64 {
 	return fnvAdd(h, data)
 }
 
-func idHash(id string) uint64 { return fnvAdd(uint64(fnvOffset64), id) }
-
 // reconnected tells the check that a new connection resumed from id.
 func (c *resumeCheck) reconnected(id string) {
 	c.sentID, c.first = id, true
 	c.sentPos = -1
-	if s, ok := c.seen[idHash(id)]; ok {
+	if s, ok := c.lookup(keyOf(id)); ok {
 		c.sentPos = s.pos
 	}
 }
@@ -232,18 +292,24 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	}
 	first := c.first
 	c.first = false
-	key, h := idHash(id), hash64(typ, data)
-	s, ok := c.seen[key]
+	v := intID(id)
+	key, h := idKey(id, v), hash64(typ, data)
+	var s seenEvent
+	ok := false
+	if v < 0 || v <= c.top {
+		s, ok = c.lookup(key)
+	}
 	if !ok && c.n > 0 && key == c.firstK {
 		s, ok = c.first0, true // a restart from the first event, however long ago
 	}
 	if ok {
 		return c.again(id, s, h, first)
 	}
-	if c.beforeWindow(id, first) {
+	if v <= c.top && c.beforeWindow(id, first) {
+		// (a new id above every integer id so far is past the window too)
 		return true
 	}
-	c.fresh(id, key, h, first)
+	c.fresh(id, idEntry{key: key, hash: h}, v, first)
 	return false
 }
 
@@ -309,11 +375,11 @@ func (c *resumeCheck) beforeWindow(id string, first bool) bool {
 
 // fresh takes an id not seen before: a resume that starts with it right
 // after the newest id is good; it is remembered, and checked for a gap.
-func (c *resumeCheck) fresh(id string, key, h uint64, first bool) {
+func (c *resumeCheck) fresh(id string, e idEntry, v int64, first bool) {
 	if first && c.sentPos >= 0 && c.sentPos == c.n-1 {
 		c.goodResumes++
 	}
-	c.remember(id, key, h)
+	c.remember(id, e, v)
 	if !c.opaque {
 		c.gap(id, first)
 	}
@@ -346,33 +412,33 @@ func (c *resumeCheck) gap(id string, first bool) {
 
 // remember adds a new id at the next position, forgetting the oldest one
 // once the window is full.
-func (c *resumeCheck) remember(id string, key, h uint64) {
+func (c *resumeCheck) remember(id string, e idEntry, v int64) {
 	if c.n == 0 {
-		c.firstID, c.firstK, c.first0 = id, key, seenEvent{pos: 0, hash: h}
-	}
-	v := int64(-1)
-	if n, err := strconv.ParseInt(id, 10, 64); err == nil && n >= 0 {
-		v = n
+		c.firstID, c.firstK, c.first0 = id, e.key, seenEvent{pos: 0, hash: e.hash}
 	}
 	if c.n < checkWindow {
-		c.window, c.ints = append(c.window, key), append(c.ints, v)
+		c.window.append(e)
 	} else {
-		i := c.n % checkWindow
-		old := c.window[i]
-		if s, ok := c.seen[old]; ok && s.pos == c.n-checkWindow {
-			delete(c.seen, old)
+		old := c.window.at(c.n % checkWindow)
+		if p, ok := c.seen[old.key]; ok && p == c.n-checkWindow {
+			delete(c.seen, old.key)
 		}
-		c.gone = max(c.gone, c.ints[i])
-		c.window[i], c.ints[i] = key, v
+		c.gone = max(c.gone, old.value())
+		*old = e
 	}
-	c.seen[key] = seenEvent{pos: c.n, hash: h}
-	if len(id) > maxRewindID {
-		id = ""
+	c.top = max(c.top, v)
+	if c.seen != nil {
+		c.seen[e.key] = c.n
 	}
-	if c.n < rewindIDs {
-		c.texts = append(c.texts, id)
-	} else {
-		c.texts[c.n%rewindIDs] = id
+	if c.rewind {
+		if len(id) > maxRewindID {
+			id = ""
+		}
+		if c.n < rewindIDs {
+			c.texts = append(c.texts, id)
+		} else {
+			c.texts[c.n%rewindIDs] = id
+		}
 	}
 	c.n++
 }
@@ -380,8 +446,8 @@ func (c *resumeCheck) remember(id string, key, h uint64) {
 // follows reports whether cursor is the id that comes right after sent:
 // the next one on the stream so far, or, for integer ids, sent+1.
 func (c *resumeCheck) follows(sent, cursor string) bool {
-	s, okS := c.seen[idHash(sent)]
-	n, okN := c.seen[idHash(cursor)]
+	s, okS := c.lookup(keyOf(sent))
+	n, okN := c.lookup(keyOf(cursor))
 	if okS && okN {
 		return n.pos == s.pos+1
 	}
@@ -395,7 +461,7 @@ func (c *resumeCheck) follows(sent, cursor string) bool {
 
 // idAt returns the id at position pos, if it is still known as text.
 func (c *resumeCheck) idAt(pos int) (string, bool) {
-	if pos < 0 || pos >= c.n || pos < c.n-rewindIDs {
+	if !c.rewind || pos < 0 || pos >= c.n || pos < c.n-rewindIDs {
 		return "", false
 	}
 	id := c.texts[pos%rewindIDs]
@@ -406,7 +472,7 @@ func (c *resumeCheck) idAt(pos int) (string, bool) {
 // drill's last resume: always behind the newest, and never the id the
 // drill already resumed from twice (avoid), where the stream allows.
 func (c *resumeCheck) rewound(newest, avoid string, k int) string {
-	s, ok := c.seen[idHash(newest)]
+	s, ok := c.lookup(keyOf(newest))
 	if !ok {
 		return newest
 	}

@@ -21,12 +21,13 @@ func BenchmarkResumeCheck(b *testing.B) {
 	}
 	typ := []byte("message")
 	show := func(s string) string { return s }
-	c := newResumeCheck(false, show, show)
+	c := newResumeCheck(false, false, show, show)
 	b.ReportAllocs()
 	for b.Loop() {
-		seen, window, ints, texts := c.seen, c.window[:0], c.ints[:0], c.texts[:0]
+		seen, window := c.seen, c.window
+		window.n = 0
 		clear(seen)
-		*c = resumeCheck{seen: seen, window: window, ints: ints, texts: texts, sentPos: -1, gone: -1, show: show, label: show}
+		*c = resumeCheck{seen: seen, window: window, sentPos: -1, gone: -1, top: -1, show: show, label: show}
 		for i := 1; i <= drop; i++ {
 			if c.event(ids[i], true, typ, data[i]) {
 				b.Fatalf("id %d taken as a re-delivery", i)

@@ -200,8 +200,8 @@ func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 	if rec.Verdict != VerdictPass || rec.Reconnects != 1 {
 		t.Fatalf("verdict %s (%s), reconnects %d", rec.Verdict, rec.ResumeDetail, rec.Reconnects)
 	}
-	if rec.Gaps.Count != 10 || len(tl.Chunks) != 12 || len(tl.Breaks) != 1 || len(tl.Reconnects) != 1 {
-		t.Fatalf("gaps %d, %d chunks, breaks %v (want 10 gaps: 11 intervals less the reconnect)", rec.Gaps.Count, len(tl.Chunks), tl.Breaks)
+	if rec.Gaps.Count != 10 || tl.ChunkCount() != 12 || len(tl.Breaks) != 1 || len(tl.Reconnects) != 1 {
+		t.Fatalf("gaps %d, %d chunks, breaks %v (want 10 gaps: 11 intervals less the reconnect)", rec.Gaps.Count, tl.ChunkCount(), tl.Breaks)
 	}
 	// The gaps are the intervals between the client's readings of
 	// consecutive chunks on one connection; the one across the reconnect
@@ -210,9 +210,9 @@ func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 	// earlier than ResumeDelay after the new request reached the server.
 	b := tl.Breaks[0]
 	var want []float64
-	for i := 1; i < len(tl.Chunks); i++ {
+	for i := 1; i < tl.ChunkCount(); i++ {
 		if i != b {
-			want = append(want, msSince(tl.Chunks[i-1], tl.Chunks[i]))
+			want = append(want, msSince(tl.Chunks()[i-1], tl.Chunks()[i]))
 		}
 	}
 	stalls := 0
@@ -225,7 +225,7 @@ func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 	if rec.Stalls != stalls {
 		t.Errorf("stalls %d, the gaps %v give %d", rec.Stalls, rec.Gaps.Values, stalls)
 	}
-	if across := msSince(tl.Chunks[b-1], tl.Chunks[b]); across < 500 {
+	if across := msSince(tl.Chunks()[b-1], tl.Chunks()[b]); across < 500 {
 		t.Errorf("the interval across the reconnect is %.1f ms, shorter than the server's 500 ms delay", across)
 	}
 	conns := srv.Conns()
@@ -244,9 +244,9 @@ func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 	}
 	// TFC is the first connection's: read before the drop.
 	msNotBefore(t, "tfc_ms (first connection)", rec.TFCMs, tl.Start, due(srv, closedConn(t, srv, 0), 0))
-	msIs(t, "tfc_ms (first connection)", rec.TFCMs, msSince(tl.Start, tl.Chunks[0]))
-	if !tl.Chunks[0].Before(rc.Drop) {
-		t.Errorf("the first chunk was read at %v, not before the drop at %v", tl.Chunks[0].Sub(tl.Start), rc.Drop.Sub(tl.Start))
+	msIs(t, "tfc_ms (first connection)", rec.TFCMs, msSince(tl.Start, tl.Chunks()[0]))
+	if !tl.Chunks()[0].Before(rc.Drop) {
+		t.Errorf("the first chunk was read at %v, not before the drop at %v", tl.Chunks()[0].Sub(tl.Start), rc.Drop.Sub(tl.Start))
 	}
 	if rec.TailMs == nil || rec.TailExclReconnectMs == nil || *rec.TailMs-*rec.TailExclReconnectMs < 500 {
 		t.Errorf("tail %v, tail without reconnect %v", deref(rec.TailMs), deref(rec.TailExclReconnectMs))

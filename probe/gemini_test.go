@@ -33,19 +33,19 @@ func TestGeminiTimeline(t *testing.T) {
 	}
 	// Sent: 0 thought, 1-2 text, 3 text with finishReason STOP; then the
 	// body ends.
-	if len(tl.Chunks) != 3 {
-		t.Fatalf("%d text chunks, want 3", len(tl.Chunks))
+	if tl.ChunkCount() != 3 {
+		t.Fatalf("%d text chunks, want 3", tl.ChunkCount())
 	}
 	milestone(t, "first_event_ms (the thought)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
 	milestone(t, "first_effective_ms (the thought)", rec.FirstEffectiveMs, tl, srv, c, 0, tl.FirstEffective)
-	milestone(t, "tfc_ms (first text part)", rec.TFCMs, tl, srv, c, 1, tl.Chunks[0])
-	for i, ch := range tl.Chunks {
+	milestone(t, "tfc_ms (first text part)", rec.TFCMs, tl, srv, c, 1, tl.Chunks()[0])
+	for i, ch := range tl.Chunks() {
 		notBefore(t, "text chunk", ch, due(srv, c, 1+i))
 	}
 	// The end is the end of the body after the finishReason chunk.
 	milestone(t, "end_ms (end of the body)", rec.EndMs, tl, srv, c, 3, tl.End)
-	notBefore(t, "end of the body", tl.End, tl.Chunks[2])
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks[2], tl.End))
+	notBefore(t, "end of the body", tl.End, tl.Chunks()[2])
+	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[2], tl.End))
 	if rec.Tokens == nil || rec.Tokens.Prompt != 9 || rec.Tokens.Completion != 5 {
 		t.Errorf("tokens %+v, want prompt 9, completion 3+2 (thoughts)", rec.Tokens)
 	}

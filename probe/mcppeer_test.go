@@ -107,7 +107,7 @@ func TestMCPSDKTimeline(t *testing.T) {
 		t.Logf("%s wrote the chunks at %.1f ms; the probe read them at %.1f ms (TFC %.1f, headers %.1f); this process stalled up to %v",
 			p.Name, sent, mustMillis(tl), val(rec.TFCMs), val(rec.HeadersMs), stall)
 		for i := 1; i < len(sent); i++ {
-			got, want := msSince(tl.Chunks[0], tl.Chunks[i]), sent[i]-sent[0]
+			got, want := msSince(tl.Chunks()[0], tl.Chunks()[i]), sent[i]-sent[0]
 			if math.Abs(got-want) > allowance {
 				t.Errorf("chunk %d read %.1f ms after the first, the peer wrote it %.1f ms after (allowance %.1f ms)", i, got, want, allowance)
 			}

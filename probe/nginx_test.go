@@ -73,7 +73,7 @@ func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 				// client before the upstream writes its last one; held,
 				// after (by the server's log).
 				last := closedConn(t, up, 0).Sent
-				if first := res.Timeline.Chunks[0]; !first.Before(last[len(last)-1].First) {
+				if first := res.Timeline.Chunks()[0]; !first.Before(last[len(last)-1].First) {
 					t.Errorf("first chunk at %v, after the upstream's last write at %v: held", first, last[len(last)-1].First)
 				}
 				if stall >= machineStall {

@@ -34,17 +34,17 @@ func TestOllamaTimeline(t *testing.T) {
 		body.Model != "llama3.2" || body.Options.NumPredict != 64 || len(body.Messages) != 1 || body.Messages[0].Content != Samples["short"].Prompt {
 		t.Errorf("request %s %s %s (%v)", c.Method, c.Path, c.Body, err)
 	}
-	if len(tl.Chunks) != 3 {
-		t.Fatalf("%d text lines, want 3", len(tl.Chunks))
+	if tl.ChunkCount() != 3 {
+		t.Fatalf("%d text lines, want 3", tl.ChunkCount())
 	}
 	milestone(t, "first_event_ms (thinking)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
 	milestone(t, "first_effective_ms (thinking)", rec.FirstEffectiveMs, tl, srv, c, 0, tl.FirstEffective)
-	milestone(t, "tfc_ms (first content)", rec.TFCMs, tl, srv, c, 2, tl.Chunks[0])
+	milestone(t, "tfc_ms (first content)", rec.TFCMs, tl, srv, c, 2, tl.Chunks()[0])
 	// The split line: not before its last piece was written.
-	notBefore(t, "the split line", tl.Chunks[1], due(srv, c, 3).Add(at(40)))
-	notBefore(t, "last text line", tl.Chunks[2], due(srv, c, 4))
+	notBefore(t, "the split line", tl.Chunks()[1], due(srv, c, 3).Add(at(40)))
+	notBefore(t, "last text line", tl.Chunks()[2], due(srv, c, 4))
 	milestone(t, "end_ms (done: true)", rec.EndMs, tl, srv, c, 5, tl.End)
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks[2], tl.End))
+	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[2], tl.End))
 	if rec.Tokens == nil || rec.Tokens.Prompt != 26 || rec.Tokens.Completion != 3 || rec.Truncated != 0 {
 		t.Errorf("tokens %+v truncated %d", rec.Tokens, rec.Truncated)
 	}

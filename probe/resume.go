@@ -174,7 +174,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 	r.rec.Resumed = true
 	r.check.reconnected(id)
 	r.tl.Reconnects = append(r.tl.Reconnects, Reconnect{SentID: id, Drop: d.At, ByServer: byServer})
-	r.tl.Breaks = append(r.tl.Breaks, len(r.tl.Chunks))
+	r.tl.Breaks = append(r.tl.Breaks, r.tl.ChunkCount())
 	return true
 }
 

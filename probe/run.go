@@ -72,8 +72,7 @@ func Run(ctx context.Context, t Target, o Options) Result {
 	// the stream's reads below it for as long as the stream lasts, and a
 	// deep stack there doubles that goroutine's stack (8 to 16 KiB per
 	// live stream). So the setup and the reduction run in functions of
-	// their own that have returned by the time the reads block, and the
-	// connections are dialled on a goroutine of their own (the Session's).
+	// their own that have returned by the time the reads block.
 	r := newRun(ctx, &t, &o)
 	defer r.release()
 	if r.prepare() {
@@ -235,7 +234,7 @@ func (r *run) prepare() bool {
 	}
 	r.secrets = resumeclient.Secrets(r.req.Header, append(resumeclient.URLSecrets(r.req.URL), resumeclient.ProxySecrets()...)...)
 	if d.Resumable() && (r.drill != DrillNone || !r.t.NoResume) {
-		r.check = newResumeCheck(r.o.Drill.OpaqueIDs, r.show, func(id string) string { return d.CursorLabel(r.show(id)) })
+		r.check = newResumeCheck(r.o.Drill.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return d.CursorLabel(r.show(id)) })
 	}
 	if r.req.Header == nil {
 		r.req.Header = http.Header{}
@@ -321,7 +320,7 @@ func (r *run) classify(err error) {
 		what := "end marker"
 		if r.tl.Headers.IsZero() {
 			what = "response headers"
-		} else if len(r.tl.Chunks) == 0 {
+		} else if r.tl.ChunkCount() == 0 {
 			what = "first chunk"
 		}
 		if r.o.Timeout > 0 {
@@ -342,7 +341,7 @@ func (r *run) classify(err error) {
 	case errors.Is(err, io.EOF):
 		r.fail(UpstreamError, "stream closed by the server before the end marker")
 	case errors.Is(err, resumeclient.ErrReset):
-		r.fail(UpstreamError, "%v (after %d content chunks)", err, len(r.tl.Chunks))
+		r.fail(UpstreamError, "%v (after %d content chunks)", err, r.tl.ChunkCount())
 	default:
 		r.fail(UpstreamError, "%v", err)
 	}
@@ -380,8 +379,12 @@ func fillScores(rec *Record, s Scores) {
 	rec.Chunks = s.Chunks
 	rec.TFCMs = s.TFC
 	rec.Gaps = Gaps{Count: len(s.Gaps), P50Ms: round3(s.GapP50), P95Ms: round3(s.GapP95), MaxMs: round3(s.GapMax)}
-	for _, g := range s.Gaps[:min(len(s.Gaps), MaxGapValues)] {
-		rec.Gaps.Values = append(rec.Gaps.Values, *round3(&g))
+	if len(s.Gaps) > 0 {
+		// s.Gaps is the reduction's own: rounded where it is.
+		rec.Gaps.Values = s.Gaps[:min(len(s.Gaps), MaxGapValues):min(len(s.Gaps), MaxGapValues)]
+		for i, g := range rec.Gaps.Values {
+			rec.Gaps.Values[i] = math.Round(g*1e3) / 1e3
+		}
 	}
 	for _, g := range s.Last5 {
 		rec.Gaps.Last5 = append(rec.Gaps.Last5, *round3(&g))

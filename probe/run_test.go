@@ -140,13 +140,13 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 	}
 	conn := closedConn(t, srv, 0)
 	sent := conn.Sent
-	if len(sent) != 13 || rec.Chunks != 10 || len(tl.Chunks) != 10 {
+	if len(sent) != 13 || rec.Chunks != 10 || tl.ChunkCount() != 10 {
 		t.Fatalf("server sent %d steps, client saw %d chunks", len(sent), rec.Chunks)
 	}
 	if rec.Comments != 2 {
 		t.Errorf("comments = %d, want 2", rec.Comments)
 	}
-	for i, c := range tl.Chunks {
+	for i, c := range tl.Chunks() {
 		notBefore(t, "chunk "+sent[i+2].ID, c, due(srv, conn, i+2))
 	}
 	msNotBefore(t, "tfc_ms", rec.TFCMs, tl.Start, due(srv, conn, 2))
@@ -160,15 +160,15 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 	// them: gaps between consecutive chunks, tail first to last chunk,
 	// close last chunk to the end marker, a stall per gap over the
 	// threshold.
-	msIs(t, "tfc_ms", rec.TFCMs, msSince(tl.Start, tl.Chunks[0]))
-	msIs(t, "first_event_ms", rec.FirstEventMs, msSince(tl.Start, tl.Chunks[0]))
-	msIs(t, "first_effective_ms", rec.FirstEffectiveMs, msSince(tl.Start, tl.Chunks[0]))
+	msIs(t, "tfc_ms", rec.TFCMs, msSince(tl.Start, tl.Chunks()[0]))
+	msIs(t, "first_event_ms", rec.FirstEventMs, msSince(tl.Start, tl.Chunks()[0]))
+	msIs(t, "first_effective_ms", rec.FirstEffectiveMs, msSince(tl.Start, tl.Chunks()[0]))
 	msIs(t, "end_ms", rec.EndMs, msSince(tl.Start, tl.End))
 	msIs(t, "headers_ms", rec.HeadersMs, msSince(tl.Start, tl.Headers))
 	chunksMs, endMs := tl.Millis()
 	want := Reduce(chunksMs, endMs)
-	msIs(t, "tail_ms", rec.TailMs, msSince(tl.Chunks[0], tl.Chunks[9]))
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks[9], tl.End))
+	msIs(t, "tail_ms", rec.TailMs, msSince(tl.Chunks()[0], tl.Chunks()[9]))
+	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[9], tl.End))
 	msIs(t, "gaps.p50_ms", rec.Gaps.P50Ms, *want.GapP50)
 	msIs(t, "gaps.p95_ms", rec.Gaps.P95Ms, *want.GapP95)
 	msIs(t, "gaps.max_ms", rec.Gaps.MaxMs, *want.GapMax)
@@ -177,7 +177,7 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 	}
 	stalls := 0
 	for i, g := range rec.Gaps.Values {
-		msIs(t, "gap "+sent[i+3].ID, &g, msSince(tl.Chunks[i], tl.Chunks[i+1]))
+		msIs(t, "gap "+sent[i+3].ID, &g, msSince(tl.Chunks()[i], tl.Chunks()[i+1]))
 		if g > StallThresholdMs {
 			stalls++
 		}
@@ -218,10 +218,10 @@ func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
 	msNotBefore(t, "first_effective_ms (reasoning)", rec.FirstEffectiveMs, tl.Start, due(srv, conn, 3))
 	msNotBefore(t, "tfc_ms (first visible text)", rec.TFCMs, tl.Start, due(srv, conn, 5))
 	msNotBefore(t, "end_ms ([DONE])", rec.EndMs, tl.Start, due(srv, conn, 10))
-	if rec.Chunks != 3 || len(tl.Chunks) != 3 {
+	if rec.Chunks != 3 || tl.ChunkCount() != 3 {
 		t.Fatalf("chunks = %d, want 3 (role, reasoning, tool, finish and usage are not content)", rec.Chunks)
 	}
-	for i, c := range tl.Chunks {
+	for i, c := range tl.Chunks() {
 		notBefore(t, "text chunk", c, due(srv, conn, 5+i))
 	}
 	// Each milestone is the client's reading of its event; close runs from
@@ -229,15 +229,15 @@ func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
 	// [DONE], whose reading is not before it was due.
 	msIs(t, "first_event_ms", rec.FirstEventMs, msSince(tl.Start, tl.FirstEvent))
 	msIs(t, "first_effective_ms", rec.FirstEffectiveMs, msSince(tl.Start, tl.FirstEffective))
-	msIs(t, "tfc_ms", rec.TFCMs, msSince(tl.Start, tl.Chunks[0]))
+	msIs(t, "tfc_ms", rec.TFCMs, msSince(tl.Start, tl.Chunks()[0]))
 	msIs(t, "end_ms", rec.EndMs, msSince(tl.Start, tl.End))
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks[2], tl.End))
+	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[2], tl.End))
 	if rec.Tokens == nil || rec.Tokens.Prompt != 12 || rec.Tokens.Completion != 3 {
 		t.Errorf("tokens = %+v", rec.Tokens)
 	}
 	// 3 completion tokens over the tail the client measured, to the
 	// hundredth.
-	if tail := msSince(tl.Chunks[0], tl.Chunks[2]); rec.VisibleTPS == nil || math.Abs(*rec.VisibleTPS-3/(tail/1000)) > 0.006 {
+	if tail := msSince(tl.Chunks()[0], tl.Chunks()[2]); rec.VisibleTPS == nil || math.Abs(*rec.VisibleTPS-3/(tail/1000)) > 0.006 {
 		t.Errorf("visible_output_tps = %v, want 3 tokens over the %.3f ms tail", deref(rec.VisibleTPS), tail)
 	}
 	if rec.Comments != 2 {
@@ -266,7 +266,7 @@ func TestSplitWritesAndCRLF(t *testing.T) {
 		// Each event is dispatched by its last piece: the second's went out
 		// after at least four pauses of SplitDelay.
 		for i, earliest := range []time.Time{due(srv, c, 0), due(srv, c, 1).Add(4 * srv.SplitDelay), due(srv, c, 2)} {
-			notBefore(t, "dispatch "+s[i].ID, tl.Chunks[i], earliest)
+			notBefore(t, "dispatch "+s[i].ID, tl.Chunks()[i], earliest)
 		}
 		if d := s[1].Done.Sub(s[1].First); d < 80*time.Millisecond {
 			t.Errorf("split event went out in %v, want its pieces 20 ms apart", d)

@@ -16,11 +16,14 @@ type Timeline struct {
 	Headers        time.Time
 	FirstEvent     time.Time // first non-comment event with non-empty data
 	FirstEffective time.Time // first content or action
-	Chunks         []time.Time
-	End            time.Time // the end marker
-	Closed         time.Time // the stream was over for the client
-	// Reconnects are the resumes, in order; Breaks[i] is the index in
-	// Chunks of the first chunk after Reconnects[i] (len(Chunks) if none).
+	// chunks are the content chunks' arrival times after Start, in
+	// pages: a third of the memory of time.Time values, kept for as long
+	// as the stream lasts, and never copied (ChunkCount, Chunk, Chunks).
+	chunks pages[time.Duration]
+	End    time.Time // the end marker
+	Closed time.Time // the stream was over for the client
+	// Reconnects are the resumes, in order; Breaks[i] is the index of
+	// the first chunk after Reconnects[i] (ChunkCount if none).
 	Reconnects []Reconnect
 	Breaks     []int
 }
@@ -35,11 +38,27 @@ type Reconnect struct {
 	ByServer   bool      // the server dropped the connection
 }
 
+// ChunkCount is the number of content chunks.
+func (tl *Timeline) ChunkCount() int { return tl.chunks.len() }
+
+// Chunk is the arrival time of content chunk i (0 <= i < ChunkCount).
+func (tl *Timeline) Chunk(i int) time.Time { return tl.Start.Add(*tl.chunks.at(i)) }
+
+// Chunks returns the arrival times of the content chunks, in order, in a
+// new slice.
+func (tl *Timeline) Chunks() []time.Time {
+	out := make([]time.Time, tl.ChunkCount())
+	for i := range out {
+		out[i] = tl.Chunk(i)
+	}
+	return out
+}
+
 // Millis returns the chunk times and the end marker in ms from the start.
 func (tl *Timeline) Millis() ([]float64, *float64) {
-	out := make([]float64, len(tl.Chunks))
-	for i, c := range tl.Chunks {
-		out[i] = ms(c.Sub(tl.Start))
+	out := make([]float64, tl.ChunkCount())
+	for i := range out {
+		out[i] = ms(*tl.chunks.at(i))
 	}
 	return out, since(tl.Start, tl.End)
 }
@@ -204,13 +223,13 @@ func (r *run) text(ev *resumeclient.Event, again bool) bool {
 	}
 	r.connTexts++
 	if !again {
-		if limit := orInt(r.t.MaxChunks, DefaultMaxChunks); len(r.tl.Chunks) >= limit {
+		if limit := orInt(r.t.MaxChunks, DefaultMaxChunks); r.tl.ChunkCount() >= limit {
 			r.fail(ProtocolError, "more than %d content chunks: the run stops to keep its memory bounded (max_chunks)", limit)
 			return true
 		}
 		r.chunk(ev.Dispatched)
 	}
-	if r.o.Sample.Cancel && len(r.tl.Chunks) >= orInt(r.o.CancelAfter, DefaultCancelAfter) {
+	if r.o.Sample.Cancel && r.tl.ChunkCount() >= orInt(r.o.CancelAfter, DefaultCancelAfter) {
 		return r.cancelSample()
 	}
 	if r.dropAfter > 0 && r.connTexts >= r.dropAfter {
@@ -257,12 +276,12 @@ func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
 func (r *run) cancelSample() bool {
 	sd, ok := r.d.(sessionDialect)
 	if !ok {
-		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, len(r.tl.Chunks))
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, r.tl.ChunkCount())
 		return true
 	}
 	r.cancelAt = r.now()
 	if err := sd.CancelCall(r.ctx, r.c, r.t, r.req); err != nil {
-		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.o.Sample.Name, len(r.tl.Chunks), err)
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.o.Sample.Name, r.tl.ChunkCount(), err)
 		return true
 	}
 	r.cancelTimer = time.AfterFunc(cancelWait, func() {
@@ -282,7 +301,7 @@ const cancelWait = 2 * time.Second
 func (r *run) cancelEnded(at time.Time, err error, result bool) {
 	r.ended = true
 	after := at.Sub(r.cancelAt)
-	msg := fmt.Sprintf("cancelled by the %s sample after %d content chunks with a cancel message", r.o.Sample.Name, len(r.tl.Chunks))
+	msg := fmt.Sprintf("cancelled by the %s sample after %d content chunks with a cancel message", r.o.Sample.Name, r.tl.ChunkCount())
 	switch {
 	case result:
 		r.rec.ResultAfterCancel, r.rec.CancelEndMs = true, ptr(ms(after))
@@ -306,8 +325,8 @@ func (r *run) chunk(at time.Time) {
 		r.reconnect().FirstChunk = at
 	}
 	r.firstOnConn = false
-	r.tl.Chunks = append(r.tl.Chunks, at)
-	if len(r.tl.Chunks) == 1 && r.firstTimer != nil {
+	r.tl.chunks.append(at.Sub(r.tl.Start))
+	if r.tl.ChunkCount() == 1 && r.firstTimer != nil {
 		r.firstTimer.Stop()
 	}
 	if r.tl.FirstEffective.IsZero() {

@@ -100,7 +100,7 @@ func run(n, events int, interval, spread time.Duration) (tfcErr, gapErr, lag dis
 	defer srv.mu.Unlock()
 	for i, res := range results {
 		sent := srv.sent[strconv.Itoa(i)]
-		got := res.Timeline.Chunks
+		got := res.Timeline.Chunks()
 		if res.Record.Outcome != probe.Success || len(got) != len(sent) {
 			failed++
 			fmt.Fprintf(os.Stderr, "stream %d: %s %s (%d of %d chunks)\n", i, res.Record.Outcome, res.Record.Error, len(got), len(sent))
