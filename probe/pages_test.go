@@ -24,7 +24,7 @@ func TestPagesKeepEveryValueInOrder(t *testing.T) {
 		t.Errorf("%d values took %d pages, want 4", n, len(l.p))
 	}
 	*l.at(pageLen) = -1
-	if *l.at(pageLen) != -1 || *l.at(pageLen-1) != (pageLen-1)*7 {
+	if *l.at(pageLen) != -1 || *l.at(pageLen - 1) != (pageLen-1)*7 {
 		t.Error("a write through at changed the wrong value")
 	}
 }
