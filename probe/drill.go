@@ -305,8 +305,9 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	if ok {
 		return c.again(id, s, h, first)
 	}
+	// An integer id above every one so far is new: not a replay from
+	// before the window either.
 	if v <= c.top && c.beforeWindow(id, first) {
-		// (a new id above every integer id so far is past the window too)
 		return true
 	}
 	c.fresh(id, idEntry{key: key, hash: h}, v, first)

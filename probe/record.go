@@ -184,8 +184,11 @@ func round3(p *float64) *float64 {
 	if p == nil {
 		return nil
 	}
-	return ptr(math.Round(*p*1e3) / 1e3)
+	return ptr(roundMs(*p))
 }
+
+// roundMs is round3 of a value.
+func roundMs(v float64) float64 { return math.Round(v*1e3) / 1e3 }
 
 // Intended reports whether the run ended as its sample intends: the
 // client's cancel after at least one content chunk for a sample that

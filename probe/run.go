@@ -383,11 +383,11 @@ func fillScores(rec *Record, s Scores) {
 		// s.Gaps is the reduction's own: rounded where it is.
 		rec.Gaps.Values = s.Gaps[:min(len(s.Gaps), MaxGapValues):min(len(s.Gaps), MaxGapValues)]
 		for i, g := range rec.Gaps.Values {
-			rec.Gaps.Values[i] = math.Round(g*1e3) / 1e3
+			rec.Gaps.Values[i] = roundMs(g)
 		}
 	}
 	for _, g := range s.Last5 {
-		rec.Gaps.Last5 = append(rec.Gaps.Last5, *round3(&g))
+		rec.Gaps.Last5 = append(rec.Gaps.Last5, roundMs(g))
 	}
 	rec.TailMs = round3(s.Tail)
 	rec.CloseMs = round3(s.Close)
