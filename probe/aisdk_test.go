@@ -60,12 +60,16 @@ func TestAISDKPeer(t *testing.T) {
 	}
 	// TFC: not before the peer sent the first delta (the request left the
 	// probe before it reached the peer), and not later than that plus the
-	// time to the headers and the allowance.
-	if tfc := val(rec.TFCMs); tfc < sent[0]-1 || tfc > sent[0]+val(rec.HeadersMs)+allowance {
+	// time to the headers and the allowance. The peer stamps a send after
+	// its write, so on a busy machine the probe can read a delta before
+	// its stamp (first_effective 258.6 ms for a reasoning delta stamped
+	// at 263.4, with both cores busy): the lower bounds take the same
+	// allowance.
+	if tfc := val(rec.TFCMs); tfc < sent[0]-allowance || tfc > sent[0]+val(rec.HeadersMs)+allowance {
 		t.Errorf("tfc_ms %.1f, the peer sent the first text delta %.1f ms after the request came (headers %.1f ms, allowance %.1f ms)",
 			tfc, sent[0], val(rec.HeadersMs), allowance)
 	}
-	if fe := val(rec.FirstEffectiveMs); fe < reasoning-1 || fe >= val(rec.TFCMs) {
+	if fe := val(rec.FirstEffectiveMs); fe < reasoning-allowance || fe >= val(rec.TFCMs) {
 		t.Errorf("first_effective_ms %.1f: want the reasoning delta (sent at %.1f ms), before TFC %.1f", fe, reasoning, val(rec.TFCMs))
 	}
 	if rec.EndMs == nil || *rec.EndMs < val(rec.TFCMs) {

@@ -113,9 +113,11 @@ func TestMCPSDKTimeline(t *testing.T) {
 			}
 		}
 		// TFC: not before the peer wrote the first progress (the request
-		// left the probe before it reached the peer), not later than that
-		// plus the time to the headers and the allowance.
-		if tfc := val(rec.TFCMs); tfc < sent[0]-1 || tfc > sent[0]+val(rec.HeadersMs)+allowance {
+		// left the probe before it reached the peer), less the allowance
+		// (a peer stamps a write after it: on a busy machine the probe can
+		// read it first, as TestAISDKPeer saw), not later than that plus
+		// the time to the headers and the allowance.
+		if tfc := val(rec.TFCMs); tfc < sent[0]-allowance || tfc > sent[0]+val(rec.HeadersMs)+allowance {
 			t.Errorf("tfc_ms %.1f: the peer wrote the first progress %.1f ms after the request came (headers %.1f ms, allowance %.1f ms)", tfc, sent[0], val(rec.HeadersMs), allowance)
 		}
 		if rec.CloseMs == nil || *rec.CloseMs != 0 || rec.EndMs == nil {
