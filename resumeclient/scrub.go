@@ -138,14 +138,18 @@ func redact(s string, pats []string) string {
 			}
 		}
 	}
+	// A start of a secret at the end counts as one when only spaces
+	// follow it: visible drops them, and the start would then end the
+	// text (Scrub must give what it gives a second time).
+	end := strings.TrimRightFunc(s, space)
 partial:
 	for _, p := range pats {
-		if at, ok := trailingStart(s, p); ok {
+		if at, ok := trailingStart(end, p); ok {
 			spans = append(spans, [2]int{at, len(s)})
 			break
 		}
 		for _, v := range views {
-			if at, ok := trailingStart(v.dec, p); ok {
+			if at, ok := trailingStart(strings.TrimRightFunc(v.dec, space), p); ok {
 				spans = append(spans, [2]int{v.from[at], len(s)})
 				break partial
 			}
