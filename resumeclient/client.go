@@ -153,20 +153,23 @@ type Stream struct {
 // ErrHTTPStatus, ErrNoContent or ErrNotEventStream); a request that got no
 // response wraps ErrConnect. On error no Stream is returned.
 func (c *Client) Open(ctx context.Context, r Request) (*Stream, error) {
-	st, _, err := c.open(ctx, r)
+	ctx, cancel := context.WithCancel(ctx)
+	st, _, err := c.open(ctx, cancel, r)
 	return st, err
 }
 
-// open is Open that also says how far the attempt got.
-func (c *Client) open(ctx context.Context, r Request) (*Stream, ConnInfo, error) {
+// open is Open that also says how far the attempt got. cancel cancels
+// ctx: open calls it on error, the Stream when it is closed.
+func (c *Client) open(ctx context.Context, cancel context.CancelFunc, r Request) (*Stream, ConnInfo, error) {
 	info := ConnInfo{Request: r}
 	if err := c.validate(); err != nil {
+		cancel()
 		return nil, info, err
 	}
 	if err := r.Check(); err != nil {
+		cancel()
 		return nil, info, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	trace := &connTrace{now: c.now}
 	req, secrets, ownGzip, err := c.newRequest(httptrace.WithClientTrace(ctx, trace.hooks()), r)
 	if err != nil {

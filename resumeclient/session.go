@@ -99,26 +99,31 @@ type Drop struct {
 // time with backoff. It is not safe for concurrent use, except Close and
 // Restart.
 type Session struct {
-	c      *Client
-	ctx    context.Context
-	cancel context.CancelFunc
-	req    Request
-	o      SessionOptions
-	next   Request
-	wait   time.Duration
+	c    *Client
+	ctx  context.Context // the caller's: the Session has no context of its own
+	req  Request
+	o    SessionOptions
+	wait time.Duration
 
 	retry    time.Duration
 	hasRetry bool
 	failures int
 	conns    int
 	events   int // on the current connection
-	info     ConnInfo
-	startID  string // the last event ID when the current connection opened
-	lastID   string
-	err      error
+	// info is the last connection's; once a drop has decided the next
+	// request, its Request is that one (a Request less to keep).
+	info    ConnInfo
+	startID string // the last event ID when the current connection opened
+	lastID  string
+	err     error
 
-	mu      sync.Mutex
-	st      *Stream
+	mu sync.Mutex
+	st *Stream
+	// stop cancels the context of the last request (its dial, then its
+	// connection), for Close; wake is closed by Close to end a wait
+	// between connections (made by the first wait).
+	stop    context.CancelFunc
+	wake    chan struct{}
 	restart bool
 	pending bool // Restart came between connections: apply it to the next
 	closed  bool
@@ -133,9 +138,7 @@ func (c *Client) NewSession(ctx context.Context, r Request, o SessionOptions) (*
 	if o.MaxWait < 0 {
 		return nil, fmt.Errorf("%w: MaxWait %v is negative", ErrInvalidOption, o.MaxWait)
 	}
-	s := &Session{c: c, req: r, o: o, next: r, lastID: r.LastEventID}
-	s.ctx, s.cancel = context.WithCancel(ctx)
-	return s, nil
+	return &Session{c: c, ctx: ctx, req: r, o: o, info: ConnInfo{Request: r}, lastID: r.LastEventID}, nil
 }
 
 // Next returns the next event or comment, whatever connection it came on
@@ -171,23 +174,29 @@ func (s *Session) current() *Stream {
 
 // connect opens the next connection after the wait.
 func (s *Session) connect() {
-	if s.conns > 0 && s.wait > 0 {
-		t := time.NewTimer(s.wait)
-		select {
-		case <-t.C:
-		case <-s.ctx.Done():
-			t.Stop()
-			s.err = s.stopped()
-			return
-		}
+	if s.conns > 0 && s.wait > 0 && !s.sleep(s.wait) {
+		s.err = s.stopped()
+		return
 	}
+	// The request's context is the only one the Session makes: Close
+	// cancels it (a context per Session as well cost 0.4 KiB per live
+	// stream, bench/README.md).
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.err = s.stopped()
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.stop = cancel
+	s.mu.Unlock()
 	// The request is made on the reader's own goroutine: the dial path
 	// (net/http's client, the dialer, the response header) fits in the
 	// 8 KiB stack the reads need anyway. Dialling on a goroutine of its
 	// own, tried 2026-12-05, cost more: 500 streams opened at once grew
 	// 500 more stacks, and their memory stayed with the process (72 ->
 	// 62 KiB per live stream when it was taken out; bench/README.md).
-	st, info, err := s.c.open(s.ctx, s.next)
+	st, info, err := s.c.open(ctx, cancel, s.info.Request)
 	info.Index = s.conns
 	s.conns++
 	s.events = 0
@@ -195,7 +204,7 @@ func (s *Session) connect() {
 	var se *StatusError
 	switch {
 	case err == nil:
-	case s.ctx.Err() != nil:
+	case s.done():
 		s.err = s.stopped()
 		return
 	case errors.As(err, &se) && se.Status == http.StatusConflict && s.o.RetryConflict && info.Index > 0:
@@ -211,7 +220,7 @@ func (s *Session) connect() {
 		return
 	}
 	st.conn = info.Index
-	s.startID = s.next.LastEventID
+	s.startID = s.info.Request.LastEventID
 	if s.o.OnConnect != nil {
 		if err := s.o.OnConnect(info, st); err != nil {
 			st.Close()
@@ -239,7 +248,7 @@ func (s *Session) ended(st *Stream, err error) {
 	restart := s.restart
 	s.restart = false
 	s.mu.Unlock()
-	if s.ctx.Err() != nil {
+	if s.done() {
 		s.err = s.stopped()
 		return
 	}
@@ -290,7 +299,7 @@ func (s *Session) ended(st *Stream, err error) {
 		s.err = d.Err
 		return
 	}
-	s.next, s.wait = d.Next, max(d.Wait, 0)
+	s.info.Request, s.wait = d.Next, max(d.Wait, 0)
 }
 
 // backoff is the wait before the next attempt: the server's retry (or the
@@ -321,8 +330,38 @@ func (s *Session) backoff() time.Duration {
 	return w
 }
 
-// stopped is the error of a Session whose context is done: Close's, or
-// the caller's context's.
+// sleep waits d; false when Close or the context ended the wait.
+func (s *Session) sleep(d time.Duration) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	if s.wake == nil {
+		s.wake = make(chan struct{})
+	}
+	wake := s.wake
+	s.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ctx.Done():
+	case <-wake:
+	}
+	return false
+}
+
+// done reports whether the Session was closed or its context is done.
+func (s *Session) done() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed || s.ctx.Err() != nil
+}
+
+// stopped is the error of a Session that is done: Close's, or the
+// caller's context's.
 func (s *Session) stopped() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -354,10 +393,19 @@ func (s *Session) Restart() {
 // returns an error wrapping ErrDropped.
 func (s *Session) Close() error {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
 	s.closed = true
-	st := s.st
+	st, stop, wake := s.st, s.stop, s.wake
 	s.mu.Unlock()
-	s.cancel()
+	if wake != nil {
+		close(wake)
+	}
+	if stop != nil {
+		stop()
+	}
 	if st != nil {
 		st.Close()
 	}

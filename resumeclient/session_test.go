@@ -431,6 +431,50 @@ func TestSessionCloseStopsAWait(t *testing.T) {
 	}
 }
 
+// Close ends a request that waits for its response headers (the Session
+// has no context of its own: Close cancels the request's), and a closed
+// Session opens nothing more.
+func TestSessionCloseStopsARequest(t *testing.T) {
+	arrived := make(chan struct{})
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select { // no headers until the client is gone
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	s := session(t, rc.Request{URL: srv.URL}, rc.SessionOptions{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Next()
+		errc <- err
+	}()
+	<-arrived
+	s.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, rc.ErrDropped) {
+			t.Fatalf("err %v, want ErrDropped", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a request waiting for its headers")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.Next(); !errors.Is(err, rc.ErrDropped) {
+		t.Errorf("Next after Close: %v", err)
+	}
+
+	closed := session(t, rc.Request{URL: srv.URL}, rc.SessionOptions{})
+	closed.Close()
+	if _, err := closed.Next(); !errors.Is(err, rc.ErrDropped) || closed.Conns() != 0 {
+		t.Errorf("a Session closed before its first Next: err %v after %d connections", err, closed.Conns())
+	}
+}
+
 // A server nobody here wrote: r3labs/sse replays from Last-Event-ID
 // (inclusive, its off-by-one) after the connection broke.
 func TestSessionAgainstR3labs(t *testing.T) {
