@@ -439,8 +439,19 @@ func URLSecrets(raw string) []string {
 		return nil
 	}
 	var out []string
-	for _, vs := range u.Query() {
-		for _, v := range vs {
+	// The pairs are read in place (url.Query builds a map for each URL a
+	// run opens); a pair that url.ParseQuery would refuse (a semicolon, a
+	// bad escape) is still read: it may carry a key all the same.
+	for q := u.RawQuery; q != ""; {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		for pair != "" {
+			var part string
+			part, pair, _ = strings.Cut(pair, ";")
+			_, v, _ := strings.Cut(part, "=")
+			if dv, err := url.QueryUnescape(v); err == nil {
+				v = dv
+			}
 			if len(v) >= minSecret {
 				out = append(out, v)
 			}

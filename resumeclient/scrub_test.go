@@ -282,3 +282,19 @@ func FuzzScrub(f *testing.F) {
 		}
 	})
 }
+
+// URLSecrets reads every query value long enough to be a key, unescaped,
+// including pairs url.ParseQuery refuses, and the user info's password.
+func TestURLSecrets(t *testing.T) {
+	got := URLSecrets("https://bob:hunter2-long-pass@api.example/v1?key=sk-AAAA%2BBBBCCCCDDDD&short=ab;token=tok-0123456789abcdef&x&bad=%zz-0123456789abcdef&k=")
+	want := []string{"sk-AAAA+BBBCCCCDDDD", "tok-0123456789abcdef", "%zz-0123456789abcdef", "hunter2-long-pass", "bob:hunter2-long-pass"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("URLSecrets = %q, want %q", got, want)
+	}
+	if got := URLSecrets("http://api.example/v1"); got != nil {
+		t.Errorf("no query, no user: %q", got)
+	}
+	if got := URLSecrets("http://%zz/"); got != nil {
+		t.Errorf("a URL that does not parse: %q", got)
+	}
+}
