@@ -134,13 +134,15 @@ const (
 // of its type and data (never the data itself).
 type seenEvent struct {
 	pos  int
-	hash uint64
+	hash uint32
 }
 
 // idEntry is what the window keeps of an event at a position: its id's
-// key (idKey) and its data's hash.
+// key (idKey) and its data's hash (32 bits: it tells a re-delivery with
+// other data from the same one, and needs no more).
 type idEntry struct {
-	key, hash uint64
+	key  uint64
+	hash uint32
 }
 
 // idKey is what the check knows an id by: an id written as a
@@ -171,11 +173,16 @@ func (e idEntry) value() int64 {
 // a resume did wrong. Ids are kept as 64-bit keys (idKey), in a window of
 // the newest checkWindow (16 bytes each, with the data's hash).
 type resumeCheck struct {
-	opaque bool
 	// window holds the events by position mod checkWindow; it grows as
 	// ids come, up to its size (a short stream pays for its own ids
 	// only), then is a ring.
 	window pages[idEntry]
+	// While every id so far is an integer one above the one before
+	// (counting), an event's key is base plus its position: the window
+	// keeps only the data hashes (hashes, 4 bytes an event, not 16) until
+	// an id breaks the count.
+	base   uint64
+	hashes pages[uint32]
 	// seen indexes the window by id hash (the position); nil until an id
 	// has to be looked up. A new integer id above every integer id so far
 	// (top) cannot have come before, so a stream of rising integer ids
@@ -185,18 +192,15 @@ type resumeCheck struct {
 	// texts holds the id texts by position mod rewindIDs, for the
 	// duplicate drill's rewound resume only (rewind); nil otherwise.
 	texts   []string
-	rewind  bool
 	gone    int64     // the largest integer id the window let go; -1 none
 	n       int       // positions so far
 	firstID string    // the first id of the stream
 	first0  seenEvent // the first event, kept whatever the window evicts
 	firstK  uint64    // its id's key
-	maxInt  int64
-	hasInt  bool
-	notInt  string // an id that is not an integer, when one came
-	sentPos int    // position of the id sent on the current connection; -1 unknown
+	maxInt  int64     // the largest integer id, when hasInt
+	notInt  string    // an id that is not an integer, when one came
+	sentPos int       // position of the id sent on the current connection; -1 unknown
 	sentID  string
-	first   bool // the next event is the first after a reconnect
 	// goodResumes counts resumes whose first event came right after the
 	// sent id.
 	goodResumes int
@@ -204,7 +208,6 @@ type resumeCheck struct {
 	// seqFirst and seqMax are the first and the largest position the
 	// bodies carried (MCP's progress), when hasSeq.
 	seqFirst, seqMax float64
-	hasSeq           bool
 
 	replayed, duplicates, missed int
 	verdict                      Verdict
@@ -212,6 +215,14 @@ type resumeCheck struct {
 	// show is an id as a detail quotes it (scrubbed, bounded); label the
 	// sent cursor as a detail names it ("Last-Event-ID 5").
 	show, label func(string) string
+
+	// The flags, together (a bool between words costs a word).
+	opaque   bool
+	counting bool
+	rewind   bool
+	hasInt   bool
+	first    bool // the next event is the first after a reconnect
+	hasSeq   bool
 }
 
 // newResumeCheck returns a check of a stream's ids; rewind keeps the
@@ -223,6 +234,13 @@ func newResumeCheck(opaque, rewind bool, show, label func(string) string) *resum
 // lookup returns where the id with hash key was seen in the window,
 // indexing the window on first use.
 func (c *resumeCheck) lookup(key uint64) (seenEvent, bool) {
+	if c.counting {
+		if key < c.base || key >= c.base+uint64(c.n) || int(key-c.base) < c.n-checkWindow {
+			return seenEvent{}, false
+		}
+		p := int(key - c.base)
+		return seenEvent{pos: p, hash: *c.hashes.at(p % checkWindow)}, true
+	}
 	if c.seen == nil {
 		c.seen = make(map[uint64]int, c.window.len())
 		for p := max(0, c.n-checkWindow); p < c.n; p++ {
@@ -256,6 +274,12 @@ func fnvAdd[T string | []byte](h uint64, b T) uint64 {
 		h = (h ^ uint64(b[i])) * fnvPrime64
 	}
 	return h
+}
+
+// hash32 is hash64 folded to 32 bits.
+func hash32(typ, data []byte) uint32 {
+	h := hash64(typ, data)
+	return uint32(h) ^ uint32(h>>32)
 }
 
 // hash64 hashes an event's type and data, with a NUL between them.
@@ -293,7 +317,7 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	first := c.first
 	c.first = false
 	v := intID(id)
-	key, h := idKey(id, v), hash64(typ, data)
+	key, h := idKey(id, v), hash32(typ, data)
 	var s seenEvent
 	ok := false
 	if v < 0 || v <= c.top {
@@ -317,7 +341,7 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 // again checks the re-delivery of an id the window holds (seen as s):
 // where a resume that starts with it started, and whether its data is the
 // same; it returns true for an identical re-delivery.
-func (c *resumeCheck) again(id string, s seenEvent, h uint64, first bool) bool {
+func (c *resumeCheck) again(id string, s seenEvent, h uint32, first bool) bool {
 	c.replayed++
 	if first {
 		c.resumedAt(id, s.pos)
@@ -416,10 +440,20 @@ func (c *resumeCheck) gap(id string, first bool) {
 func (c *resumeCheck) remember(id string, e idEntry, v int64) {
 	if c.n == 0 {
 		c.firstID, c.firstK, c.first0 = id, e.key, seenEvent{pos: 0, hash: e.hash}
+		c.counting, c.base = e.key < 1<<63, e.key
 	}
-	if c.n < checkWindow {
+	if c.counting && e.key != c.base+uint64(c.n) {
+		c.unseq()
+	}
+	switch {
+	case c.counting && c.n < checkWindow:
+		c.hashes.append(e.hash)
+	case c.counting:
+		c.gone = max(c.gone, int64(c.base)+int64(c.n-checkWindow))
+		*c.hashes.at(c.n % checkWindow) = e.hash
+	case c.n < checkWindow:
 		c.window.append(e)
-	} else {
+	default:
 		old := c.window.at(c.n % checkWindow)
 		if p, ok := c.seen[old.key]; ok && p == c.n-checkWindow {
 			delete(c.seen, old.key)
@@ -442,6 +476,16 @@ func (c *resumeCheck) remember(id string, e idEntry, v int64) {
 		}
 	}
 	c.n++
+}
+
+// unseq ends the counting mode: the window gets every entry's key.
+func (c *resumeCheck) unseq() {
+	lo := max(0, c.n-checkWindow)
+	for i := range min(c.n, checkWindow) {
+		p := lo + (i-lo%checkWindow+checkWindow)%checkWindow // the position in slot i
+		c.window.append(idEntry{key: c.base + uint64(p), hash: *c.hashes.at(i)})
+	}
+	c.counting, c.hashes = false, pages[uint32]{}
 }
 
 // follows reports whether cursor is the id that comes right after sent:

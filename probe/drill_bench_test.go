@@ -24,10 +24,10 @@ func BenchmarkResumeCheck(b *testing.B) {
 	c := newResumeCheck(false, false, show, show)
 	b.ReportAllocs()
 	for b.Loop() {
-		seen, window := c.seen, c.window
-		window.n = 0
+		seen, window, hashes := c.seen, c.window, c.hashes
+		window.n, hashes.n = 0, 0
 		clear(seen)
-		*c = resumeCheck{seen: seen, window: window, sentPos: -1, gone: -1, top: -1, show: show, label: show}
+		*c = resumeCheck{seen: seen, window: window, hashes: hashes, sentPos: -1, gone: -1, top: -1, show: show, label: show}
 		for i := 1; i <= drop; i++ {
 			if c.event(ids[i], true, typ, data[i]) {
 				b.Fatalf("id %d taken as a re-delivery", i)

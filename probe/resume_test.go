@@ -404,18 +404,70 @@ func TestResumeCheckIndexesOnlyWhenNeeded(t *testing.T) {
 			t.Fatalf("id %d taken as a re-delivery", i)
 		}
 	}
-	if c.seen != nil || c.texts != nil {
-		t.Fatalf("100 rising ids built an index (%d) or kept texts (%d)", len(c.seen), len(c.texts))
+	if c.seen != nil || c.texts != nil || !c.counting || c.window.len() != 0 || c.hashes.len() != 100 {
+		t.Fatalf("100 ids counting up: index %d, texts %d, counting %v, window %d, hashes %d; want hashes only",
+			len(c.seen), len(c.texts), c.counting, c.window.len(), c.hashes.len())
 	}
 	c.event("007", true, typ, []byte("x"))
-	if c.seen == nil {
-		t.Fatal("an id below the top was not looked up")
+	if c.counting || c.window.len() != 101 {
+		t.Fatalf("an id that breaks the count: counting %v, window %d", c.counting, c.window.len())
 	}
 	c.reconnected("98")
 	if !c.event("99", true, typ, []byte("d99")) || !c.event("007", true, typ, []byte("x")) {
 		t.Error("re-deliveries of 99 and 007 were not recognised")
 	}
+	if c.seen == nil {
+		t.Error("ids below the top were found without the index")
+	}
 	if c.event("101", true, typ, []byte("d101")) || c.duplicates != 2 || c.verdict != "" || c.goodResumes != 1 {
 		t.Errorf("duplicates %d, good resumes %d, verdict %q %s", c.duplicates, c.goodResumes, c.verdict, c.detail)
+	}
+}
+
+// While ids count up by one the window keeps hashes only; when an id
+// breaks the count, every position the window still holds (after the
+// ring went round) gets its key back, and lookups find the same events.
+func TestResumeCheckCountingWindow(t *testing.T) {
+	show := func(s string) string { return s }
+	typ := []byte("message")
+	data := func(i int) []byte { return []byte("d" + strconv.Itoa(i)) }
+	const base, n = 7, 1500 // ids 7..1506: the ring went round
+	c := newResumeCheck(false, false, show, show)
+	for i := range n {
+		c.event(strconv.Itoa(base+i), true, typ, data(base+i))
+	}
+	if !c.counting || c.hashes.len() != checkWindow || c.window.len() != 0 {
+		t.Fatalf("counting %v, hashes %d, window %d", c.counting, c.hashes.len(), c.window.len())
+	}
+	found := func(id int) bool {
+		s, ok := c.lookup(uint64(id))
+		return ok && s.pos == id-base && s.hash == hash32(typ, data(id))
+	}
+	for _, id := range []int{base + n - checkWindow, 1000, base + n - 1} {
+		if !found(id) {
+			t.Errorf("counting: id %d not found at its position", id)
+		}
+	}
+	if _, ok := c.lookup(uint64(base + n - checkWindow - 1)); ok {
+		t.Error("counting: an evicted id was found")
+	}
+	if c.gone != base+n-checkWindow-1 {
+		t.Errorf("gone %d, want %d", c.gone, base+n-checkWindow-1)
+	}
+	c.event("x-1", true, typ, []byte("x"))
+	if c.counting || c.window.len() != checkWindow {
+		t.Fatalf("after a text id: counting %v, window %d", c.counting, c.window.len())
+	}
+	for p := n + 1 - checkWindow; p < n; p++ {
+		if !found(base + p) {
+			t.Fatalf("after the count broke: id %d not found at position %d", base+p, p)
+		}
+	}
+	if _, ok := c.lookup(keyOf("x-1")); !ok {
+		t.Error("the text id was not kept")
+	}
+	c.reconnected("1400")
+	if !c.event("1401", true, typ, data(1401)) || c.event("1402", true, typ, []byte("other")) || c.verdict != VerdictMismatch {
+		t.Errorf("re-delivery after the count broke: duplicates %d, verdict %q %s", c.duplicates, c.verdict, c.detail)
 	}
 }
