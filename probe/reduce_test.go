@@ -1,8 +1,12 @@
 package probe
 
 import (
+	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 )
 
 // The scorecard article's worked example: chunks at these offsets, the end
@@ -95,5 +99,69 @@ func TestReduceBreaksExcludeReconnect(t *testing.T) {
 	s := Reduce([]float64{100, 150, 200, 2200, 2250}, nil, 3)
 	if len(s.Gaps) != 3 || *s.GapMax != 50 || s.Stalls != 0 || s.Exclude != 1 {
 		t.Errorf("gaps %v max %v stalls %d excluded %d", s.Gaps, deref(s.GapMax), s.Stalls, s.Exclude)
+	}
+}
+
+// Reduce leaves its input as it was (the percentiles are selected, not
+// sorted in place); the run's reduction over its timeline's own chunk
+// times gives the same scores.
+func TestReduceLeavesChunksAlone(t *testing.T) {
+	chunks := []float64{120, 180, 260, 290, 940, 950, 1440}
+	end := ptr(1500.0)
+	want := slices.Clone(chunks)
+	a := Reduce(chunks, end, 5)
+	if !slices.Equal(chunks, want) {
+		t.Fatalf("Reduce changed its input: %v", chunks)
+	}
+	if !slices.Equal(a.Gaps, []float64{60, 80, 30, 650, 490}) || *a.GapP50 != 80 || *a.GapP95 != 650 || *a.GapMax != 650 ||
+		*a.Tail != 1320 || *a.Close != 60 || a.Exclude != 1 || !slices.Equal(a.Last5, a.Gaps) {
+		t.Errorf("scores %+v", a)
+	}
+	var tl Timeline
+	tl.Start = time.Unix(1000, 0)
+	for _, c := range chunks {
+		tl.chunks.append(time.Duration(c * 1e6))
+	}
+	tl.End = tl.Start.Add(1500 * time.Millisecond)
+	tl.Breaks = []int{5}
+	b := tl.scores()
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("over the timeline: %+v\nReduce: %+v", b, a)
+	}
+}
+
+// kth selects what a sorted copy holds at each index, for values of
+// every sign and size, ties included.
+func TestKthIsTheSortedValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		n := 1 + rng.IntN(300)
+		v := make([]float64, n)
+		for i := range v {
+			switch rng.IntN(4) {
+			case 0:
+				v[i] = float64(rng.IntN(5)) // ties
+			case 1:
+				v[i] = -rng.Float64() * 1e3
+			case 2:
+				v[i] = rng.ExpFloat64() * 50
+			default:
+				v[i] = math.Round(rng.Float64()*1e6) / 1e3
+			}
+		}
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		before := slices.Clone(v)
+		for k := range n {
+			if got := kth(v, k); got != sorted[k] {
+				t.Fatalf("round %d: kth(%d) = %v, sorted holds %v", round, k, got, sorted[k])
+			}
+		}
+		if !slices.Equal(v, before) {
+			t.Fatalf("round %d: kth reordered its input", round)
+		}
+	}
+	if got := kth([]float64{math.Inf(1), 0, math.Inf(-1), math.MaxFloat64}, 2); got != math.MaxFloat64 {
+		t.Errorf("with infinities: %v", got)
 	}
 }

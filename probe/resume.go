@@ -26,12 +26,12 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 		r.rec.HTTPStatus = info.Status
 		r.rec.HTTPVersion = strings.TrimPrefix(info.Proto, "HTTP/")
 		r.rec.RetryAfterMs = retryAfter(info.Header, time.Now())
-		if r.drill != DrillNone && r.o.Drill.DropAt > 0 {
+		if r.drill != DrillNone && r.dr.DropAt > 0 {
 			// The first drop comes at DropAt, on whichever connection is
 			// open then, once an event gave a cursor to resume from (else
 			// right after the first one that does). Exactly one of the
 			// timer and the reader takes dropDue and drops.
-			r.dropTimer = time.AfterFunc(r.o.Drill.DropAt-r.now().Sub(info.Start), func() {
+			r.dropTimer = time.AfterFunc(r.dr.DropAt-r.now().Sub(info.Start), func() {
 				r.dropDue.Store(true)
 				if r.cursorSeen.Load() && r.dropDue.CompareAndSwap(true, false) {
 					r.sess.Restart()
@@ -43,7 +43,7 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 	rc := r.reconnect()
 	rc.Start, rc.Headers = info.Start, info.HeadersAt
 	if r.staleConn {
-		answer, note := staleHeaderAnswer(info.Header, orHeaders(r.o.Drill.StaleHeaders), r.rec.LastEventIDSent, r.show)
+		answer, note := staleHeaderAnswer(info.Header, orHeaders(r.dr.StaleHeaders), r.rec.LastEventIDSent, r.show)
 		r.staleNote = note
 		if answer != "" {
 			r.staleOK(answer)
@@ -69,11 +69,11 @@ func (r *run) setup(t resumeclient.ConnTimes) {
 // drill drops it, given how many drops the client has made so far (a drop
 // by the server does not advance the drill); 0 means it is not dropped.
 func (r *run) dropAfterFor(step int) int {
-	n := orInt(r.o.Drill.DropAfter, DefaultDropAfter)
+	n := orInt(r.dr.DropAfter, DefaultDropAfter)
 	switch {
-	case (r.drill == DrillDrop || r.drill == DrillStale) && step == 0 && r.o.Drill.DropAt == 0:
+	case (r.drill == DrillDrop || r.drill == DrillStale) && step == 0 && r.dr.DropAt == 0:
 		return n
-	case r.drill == DrillDuplicate && step <= 2 && (step > 0 || r.o.Drill.DropAt == 0):
+	case r.drill == DrillDuplicate && step <= 2 && (step > 0 || r.dr.DropAt == 0):
 		return n
 	}
 	return 0
@@ -122,12 +122,12 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		// bound and a little later each time; the drop it resumes from
 		// keeps its time.
 		r.connRetries++
-		if n := orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects); r.connRetries > n {
+		if n := orInt(r.dr.MaxReconnects, DefaultMaxReconnects); r.connRetries > n {
 			r.classify(d.Err)
 			r.rec.Error += fmt.Sprintf(" (gave up after %d attempts to reconnect)", n)
 			return false
 		}
-		d.Next, d.Wait = r.resumeReq, time.Duration(r.connRetries)*100*time.Millisecond
+		d.Next, d.Wait = r.res.req, time.Duration(r.connRetries)*100*time.Millisecond
 		r.ended = false
 		return true
 	case r.check != nil && serverDrop(d.Err):
@@ -135,7 +135,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		// connection, read timeout): resume as a client must, within the
 		// bound (the drill's own reconnects do not count against it).
 		r.rec.ServerDrops++
-		if n := orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects); r.rec.ServerDrops > n {
+		if n := orInt(r.dr.MaxReconnects, DefaultMaxReconnects); r.rec.ServerDrops > n {
 			r.classify(d.Err)
 			r.rec.Error += fmt.Sprintf(" (gave up after %d reconnects)", n)
 			return false
@@ -161,13 +161,16 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.unsendable(id, err)
 		return false
 	}
-	d.Next, d.Wait, r.resumeReq = next, 0, next
-	r.retryWait = 0
+	if r.res == nil {
+		r.res = new(resumed)
+	}
+	d.Next, d.Wait, r.res.req = next, 0, next
+	r.res.retryWait = 0
 	if byServer && d.HasRetry {
 		if !r.serverWait(d.Retry) {
 			return false
 		}
-		d.Wait = r.retryWait
+		d.Wait = r.res.retryWait
 	}
 	r.ended = false
 	r.rec.LastEventIDSent = id
@@ -221,17 +224,17 @@ func (r *run) serverWait(retry time.Duration) bool {
 			return false
 		}
 	}
-	r.retryAsked, r.retryWait, r.retryUntil = retry, wait, time.Now().Add(wait)
+	r.res.retryAsked, r.res.retryWait, r.res.retryUntil = retry, wait, time.Now().Add(wait)
 	return true
 }
 
 // waitNote names the server's retry wait when the run ended during it,
 // for a timeout's message; it is empty otherwise.
 func (r *run) waitNote() string {
-	if r.retryWait <= 0 || time.Now().After(r.retryUntil) {
+	if r.res == nil || r.res.retryWait <= 0 || time.Now().After(r.res.retryUntil) {
 		return ""
 	}
-	return fmt.Sprintf(", while waiting %s before reconnecting, as the server asked (retry: %d)", r.retryWait, r.retryAsked.Milliseconds())
+	return fmt.Sprintf(", while waiting %s before reconnecting, as the server asked (retry: %d)", r.res.retryWait, r.res.retryAsked.Milliseconds())
 }
 
 // serverDrop reports whether a connection ended in a way a client
@@ -271,13 +274,13 @@ func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
 	case byServer:
 	case r.drill == DrillStale && r.step == 1:
 		r.staleConn = true
-		return orStr(r.o.Drill.StaleID, r.d.StaleCursor()), true
+		return orStr(r.dr.StaleID, r.d.StaleCursor()), true
 	case r.drill == DrillDuplicate && r.step == 1:
 		r.dupID = last
 	case r.drill == DrillDuplicate && r.step == 2:
 		return r.dupID, true // the same id again
 	case r.drill == DrillDuplicate && r.step == 3:
-		return r.check.rewound(last, r.dupID, orInt(r.o.Drill.Rewind, DefaultRewind)), true
+		return r.check.rewound(last, r.dupID, orInt(r.dr.Rewind, DefaultRewind)), true
 	}
 	return last, true
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -75,7 +76,7 @@ func Run(ctx context.Context, t Target, o Options) Result {
 	// their own that have returned by the time the reads block.
 	r := newRun(ctx, &t, &o)
 	defer r.release()
-	if r.prepare() {
+	if r.prepare(&o) {
 		r.loop()
 	}
 	r.end()
@@ -86,7 +87,14 @@ func Run(ctx context.Context, t Target, o Options) Result {
 //
 //go:noinline
 func newRun(ctx context.Context, t *Target, o *Options) *run {
-	r := &run{ctx: ctx, t: *t, o: *o, drill: o.Drill.name()}
+	r := &run{ctx: ctx, t: *t, drill: o.Drill.name(), dr: &noDrill, timeout: o.Timeout, firstChunkTimeout: o.FirstChunkTimeout}
+	if !reflect.ValueOf(o.Drill).IsZero() {
+		dr := o.Drill
+		r.dr = &dr
+	}
+	if o.Sample.Cancel {
+		r.cancelAfter = orInt(o.CancelAfter, DefaultCancelAfter)
+	}
 	r.rec = Record{
 		RequestID: o.RequestID, Target: t.Name, Sample: o.Sample.Name, SampleVersion: o.Sample.Version,
 		Dialect: t.Dialect, Drill: r.drill, StartedAt: time.Now().UTC().Format(time.RFC3339Nano),
@@ -96,7 +104,7 @@ func newRun(ctx context.Context, t *Target, o *Options) *run {
 	}
 	r.t.RunID = r.rec.RequestID
 	if dl, ok := ctx.Deadline(); ok && o.Timeout == 0 {
-		r.o.Timeout = time.Until(dl).Round(10 * time.Millisecond)
+		r.timeout = time.Until(dl).Round(10 * time.Millisecond)
 	}
 	if o.FirstChunkTimeout > 0 {
 		r.ctx, r.cancel = context.WithCancelCause(ctx)
@@ -140,58 +148,76 @@ func (r *run) release() {
 	}
 }
 
+// run is the state of one Run, kept for as long as its stream lasts (one
+// allocation per live stream: the rare state of resumes lives behind
+// pointers, the flags are kept together).
 type run struct {
 	ctx context.Context
 	// cancel cancels ctx with a cause (FirstChunkTimeout); nil without one.
-	cancel    context.CancelCauseFunc
-	ownClient bool // c was made for this run alone
-	t         Target
-	o         Options
-	d         Dialect
-	session   sessionDialect // the session to end, once opened
-	drill     string
-	rec       Record
-	tl        Timeline
-	tok       *Tokens
-	c         *resumeclient.Client
-	req       resumeclient.Request
-	check     *resumeCheck
-	sess      *resumeclient.Session
-	st        *resumeclient.Stream // the open connection
+	cancel  context.CancelCauseFunc
+	t       Target
+	d       Dialect
+	session sessionDialect // the session to end, once opened
+	drill   string
+	// dr is the drill's options: a copy when Options.Drill sets any,
+	// else noDrill (never written).
+	dr *Drill
+	// timeout and firstChunkTimeout are Options.Timeout and
+	// FirstChunkTimeout; cancelAfter is how many content chunks the cancel
+	// sample reads before it cancels (0: not the cancel sample).
+	timeout           time.Duration
+	firstChunkTimeout time.Duration
+	cancelAfter       int
+	rec               Record
+	tl                Timeline
+	tok               *Tokens
+	c                 *resumeclient.Client
+	req               resumeclient.Request
+	check             *resumeCheck
+	sess              *resumeclient.Session
+	st                *resumeclient.Stream // the open connection
 
-	conn        int  // index of the current connection
-	connTexts   int  // text events on the current connection, re-deliveries included
-	firstOnConn bool // no new chunk yet on this (resumed) connection
-	dropAfter   int  // the drill drops the connection after this many text events
-	ended       bool // onDrop judged the end of the run
-	staleConn   bool
-	stale       string // the defined answer to a stale id, when one came
-	staleNote   string // a position header that came back and answered nothing
-	step        int    // drops the client made for the drill so far
-	dupID       string // the id the duplicate drill resumes from twice
-	cursor      string // resume cursor of the last dispatched event
-	respID      string // the stream's id, for dialects that resume by it
-	final       bool   // the dialect's last event came: the end of the body is the end
+	conn      int    // index of the current connection
+	connTexts int    // text events on the current connection, re-deliveries included
+	dropAfter int    // the drill drops the connection after this many text events
+	stale     string // the defined answer to a stale id, when one came
+	staleNote string // a position header that came back and answered nothing
+	step      int    // drops the client made for the drill so far
+	dupID     string // the id the duplicate drill resumes from twice
+	cursor    string // resume cursor of the last dispatched event
+	respID    string // the stream's id, for dialects that resume by it
 
 	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
 	dropTimer  *time.Timer // Drill.DropAt
-	dropDue    atomic.Bool // DropAt has come and its drop is not done yet
-	cursorSeen atomic.Bool // an event gave a cursor to resume from
 
 	secrets []string // the request's, for resumeclient.Scrub
 
-	resumeReq     resumeclient.Request // the request of the last resume
-	connRetries   int                  // failed attempts at that resume in a row
-	cursorCleared bool                 // the last id field was empty
+	connRetries int       // failed attempts at the last resume in a row
+	res         *resumed  // the last resume; nil before the first
+	cancelAt    time.Time // the session dialect's cancel was sent
+	cancelTimer *time.Timer
 
-	cancelAt    time.Time   // the session dialect's cancel was sent
-	cancelTimer *time.Timer // ends the stream cancelWait after it
-	cancelShut  atomic.Bool // the timer ended it
-
-	retryAsked time.Duration // the server's retry field at the last resume
-	retryWait  time.Duration // the wait taken from it (0: none)
-	retryUntil time.Time     // when that wait ends
+	dropDue       atomic.Bool // DropAt has come and its drop is not done yet
+	cursorSeen    atomic.Bool // an event gave a cursor to resume from
+	cancelShut    atomic.Bool // cancelTimer ended the stream, cancelWait after cancelAt
+	ownClient     bool        // c was made for this run alone
+	firstOnConn   bool        // no new chunk yet on this (resumed) connection
+	ended         bool        // onDrop judged the end of the run
+	staleConn     bool
+	final         bool // the dialect's last event came: the end of the body is the end
+	cursorCleared bool // the last id field was empty
 }
+
+// resumed is what a run keeps of its last resume.
+type resumed struct {
+	req        resumeclient.Request // its request
+	retryAsked time.Duration        // the server's retry field then
+	retryWait  time.Duration        // the wait taken from it (0: none)
+	retryUntil time.Time            // when that wait ends
+}
+
+// noDrill is the options of a run without a drill's.
+var noDrill Drill
 
 func (r *run) fail(o Outcome, format string, args ...any) {
 	r.rec.Outcome = o
@@ -215,7 +241,7 @@ func (r *run) now() time.Time {
 // when the run ended there (its record says why).
 //
 //go:noinline
-func (r *run) prepare() bool {
+func (r *run) prepare(o *Options) bool {
 	d, err := LookupDialect(r.t.Dialect)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
@@ -227,20 +253,20 @@ func (r *run) prepare() bool {
 		r.rec.ResumeDetail = fmt.Sprintf("the %s dialect has no resume: the %s drill ran as a plain request", r.t.Dialect, r.drill)
 		r.drill = DrillNone
 	}
-	r.req, err = d.Request(r.t, r.o.Sample, r.drill != DrillNone)
+	r.req, err = d.Request(r.t, o.Sample, r.drill != DrillNone)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return false
 	}
 	r.secrets = resumeclient.Secrets(r.req.Header, append(resumeclient.URLSecrets(r.req.URL), resumeclient.ProxySecrets()...)...)
 	if d.Resumable() && (r.drill != DrillNone || !r.t.NoResume) {
-		r.check = newResumeCheck(r.o.Drill.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return d.CursorLabel(r.show(id)) })
+		r.check = newResumeCheck(r.dr.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return d.CursorLabel(r.show(id)) })
 	}
 	if r.req.Header == nil {
 		r.req.Header = http.Header{}
 	}
 	r.req.Header.Set("X-Request-Id", r.rec.RequestID)
-	r.c = r.o.Client
+	r.c = o.Client
 	if r.c == nil {
 		r.c = NewClient(r.t)
 		r.ownClient = true
@@ -260,7 +286,7 @@ func (r *run) prepare() bool {
 		// The probe reconnects at once unless the server asks for a
 		// wait: reconnect_ms then measures the server, not a client timer.
 		Retry:         -1,
-		MaxReconnects: orInt(r.o.Drill.MaxReconnects, DefaultMaxReconnects) + 1,
+		MaxReconnects: orInt(r.dr.MaxReconnects, DefaultMaxReconnects) + 1,
 		NoJitter:      true,
 		OnConnect:     r.onConnect,
 		OnDrop:        r.onDrop,
@@ -323,13 +349,13 @@ func (r *run) classify(err error) {
 		} else if r.tl.ChunkCount() == 0 {
 			what = "first chunk"
 		}
-		if r.o.Timeout > 0 {
-			r.fail(Timeout, "timeout: no %s within %s", what, r.o.Timeout)
+		if r.timeout > 0 {
+			r.fail(Timeout, "timeout: no %s within %s", what, r.timeout)
 		} else {
 			r.fail(Timeout, "timeout: no %s in time", what)
 		}
 	case errors.Is(context.Cause(ctx), errNoFirstChunk):
-		r.fail(Timeout, "timeout: no first chunk within %s", r.o.FirstChunkTimeout)
+		r.fail(Timeout, "timeout: no first chunk within %s", r.firstChunkTimeout)
 	case errors.Is(ctx.Err(), context.Canceled):
 		r.fail(ClientCancelled, "cancelled before the end (shutdown)")
 	case errors.Is(err, resumeclient.ErrNotEventStream), errors.Is(err, resumeclient.ErrEventTooLarge):
@@ -357,8 +383,7 @@ func (r *run) finish() {
 	rec.FirstEventMs = since(tl.Start, tl.FirstEvent)
 	rec.FirstEffectiveMs = since(tl.Start, tl.FirstEffective)
 	rec.EndMs = since(tl.Start, tl.End)
-	chunks, end := tl.Millis()
-	s := Reduce(chunks, end, tl.Breaks...)
+	s := tl.scores()
 	fillScores(rec, s)
 	r.finishResume(s)
 	if !tl.Closed.IsZero() {

@@ -73,10 +73,10 @@ func (r *run) staleOpen(err error) {
 // staleAnswer judges the first event after a stale resume.
 func (r *run) staleAnswer(ev *resumeclient.Event) {
 	switch string(ev.Type) {
-	case orStr(r.o.Drill.ErrorEvent, "error"):
+	case orStr(r.dr.ErrorEvent, "error"):
 		r.staleOK("error_event")
 		return
-	case orStr(r.o.Drill.ResetEvent, "reset"):
+	case orStr(r.dr.ResetEvent, "reset"):
 		r.staleOK("reset_event")
 		return
 	}

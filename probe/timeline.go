@@ -63,6 +63,12 @@ func (tl *Timeline) Millis() ([]float64, *float64) {
 	return out, since(tl.Start, tl.End)
 }
 
+// scores is the timeline's reduction: Reduce of Millis, over the chunk
+// times where they are.
+func (tl *Timeline) scores() Scores {
+	return reduce(tl.ChunkCount(), func(i int) float64 { return ms(*tl.chunks.at(i)) }, since(tl.Start, tl.End), tl.Breaks)
+}
+
 // ResumeSpan is the time a user waited on a resume: from the first drop
 // after the last new chunk to the first new chunk after it (several
 // reconnects that bring only re-deliveries make one span).
@@ -153,7 +159,7 @@ func (r *run) event(ev *resumeclient.Event) bool {
 // keep-alives and metadata before the answer are counted, and the first
 // event of the answer ends the run with its judgement.
 func (r *run) staleEvent(ev *resumeclient.Event) bool {
-	if t := string(ev.Type); t != orStr(r.o.Drill.ErrorEvent, "error") && t != orStr(r.o.Drill.ResetEvent, "reset") {
+	if t := string(ev.Type); t != orStr(r.dr.ErrorEvent, "error") && t != orStr(r.dr.ResetEvent, "reset") {
 		ch, err := r.d.Decode(r.t, ev)
 		switch {
 		case err != nil:
@@ -229,7 +235,7 @@ func (r *run) text(ev *resumeclient.Event, again bool) bool {
 		}
 		r.chunk(ev.Dispatched)
 	}
-	if r.o.Sample.Cancel && r.tl.ChunkCount() >= orInt(r.o.CancelAfter, DefaultCancelAfter) {
+	if r.cancelAfter > 0 && r.tl.ChunkCount() >= r.cancelAfter {
 		return r.cancelSample()
 	}
 	if r.dropAfter > 0 && r.connTexts >= r.dropAfter {
@@ -276,12 +282,12 @@ func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
 func (r *run) cancelSample() bool {
 	sd, ok := r.d.(sessionDialect)
 	if !ok {
-		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.o.Sample.Name, r.tl.ChunkCount())
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.rec.Sample, r.tl.ChunkCount())
 		return true
 	}
 	r.cancelAt = r.now()
 	if err := sd.CancelCall(r.ctx, r.c, r.t, r.req); err != nil {
-		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.o.Sample.Name, r.tl.ChunkCount(), err)
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.rec.Sample, r.tl.ChunkCount(), err)
 		return true
 	}
 	r.cancelTimer = time.AfterFunc(cancelWait, func() {
@@ -301,7 +307,7 @@ const cancelWait = 2 * time.Second
 func (r *run) cancelEnded(at time.Time, err error, result bool) {
 	r.ended = true
 	after := at.Sub(r.cancelAt)
-	msg := fmt.Sprintf("cancelled by the %s sample after %d content chunks with a cancel message", r.o.Sample.Name, r.tl.ChunkCount())
+	msg := fmt.Sprintf("cancelled by the %s sample after %d content chunks with a cancel message", r.rec.Sample, r.tl.ChunkCount())
 	switch {
 	case result:
 		r.rec.ResultAfterCancel, r.rec.CancelEndMs = true, ptr(ms(after))
