@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -88,7 +89,9 @@ type Dialect interface {
 	// Resumable reports whether the dialect can resume a stream.
 	Resumable() bool
 	// Cursor returns the resume cursor of a dispatched event and whether
-	// the event carried one.
+	// the event carried one. The string may share the event's memory, so
+	// it is valid as long as the event is (until the next one is read):
+	// the run copies what it keeps.
 	Cursor(ev *resumeclient.Event, ch Chunk) (string, bool)
 	// Resume builds the request that resumes orig after cursor; responseID
 	// is the stream's id where the dialect needs one.
@@ -208,13 +211,13 @@ func (sseDialect) EOFIsEnd(t Target) bool { return t.EndEvent == "" && t.EndData
 func (sseDialect) Resumable() bool { return true }
 
 // Cursor is the SSE last event ID, from an event that carried an id field
-// (the id persists across events, so the probe keeps the last one; no copy
-// is made for the events between).
+// (the id persists across events, so the probe keeps the last one). It is
+// the event's own bytes, not a copy: an event allocates nothing.
 func (sseDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) {
 	if !ev.HasID {
 		return "", false
 	}
-	return string(ev.ID), true
+	return unsafe.String(unsafe.SliceData(ev.ID), len(ev.ID)), true
 }
 
 // Resume resends the request with Last-Event-ID.

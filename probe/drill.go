@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -417,7 +418,7 @@ func (c *resumeCheck) gap(id string, first bool) {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
 		if c.notInt == "" {
-			c.notInt = id
+			c.notInt = strings.Clone(id) // id may be the event's memory
 		}
 		return
 	}
@@ -439,7 +440,7 @@ func (c *resumeCheck) gap(id string, first bool) {
 // once the window is full.
 func (c *resumeCheck) remember(id string, e idEntry, v int64) {
 	if c.n == 0 {
-		c.firstID, c.firstK, c.first0 = id, e.key, seenEvent{pos: 0, hash: e.hash}
+		c.firstID, c.firstK, c.first0 = strings.Clone(id), e.key, seenEvent{pos: 0, hash: e.hash}
 		c.counting, c.base = e.key < 1<<63, e.key
 	}
 	if c.counting && e.key != c.base+uint64(c.n) {
@@ -469,6 +470,7 @@ func (c *resumeCheck) remember(id string, e idEntry, v int64) {
 		if len(id) > maxRewindID {
 			id = ""
 		}
+		id = strings.Clone(id) // the event's memory, maybe
 		if c.n < rewindIDs {
 			c.texts = append(c.texts, id)
 		} else {

@@ -247,7 +247,7 @@ func serverDrop(err error) bool {
 // dispatched one, or what the drill's step asks for. With none, the run
 // ends on the drop's own cause (dropErr), and why it was not resumed.
 func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
-	last := r.cursor
+	last := string(r.cursor)
 	if last == "" {
 		why := "no event id to resume from"
 		if r.cursorCleared {

@@ -184,8 +184,10 @@ type run struct {
 	staleNote string // a position header that came back and answered nothing
 	step      int    // drops the client made for the drill so far
 	dupID     string // the id the duplicate drill resumes from twice
-	cursor    string // resume cursor of the last dispatched event
-	respID    string // the stream's id, for dialects that resume by it
+	// cursor is the resume cursor of the last dispatched event, copied
+	// into the same memory each time (the dialect's may be the event's).
+	cursor []byte
+	respID string // the stream's id, for dialects that resume by it
 
 	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
 	dropTimer  *time.Timer // Drill.DropAt

@@ -189,7 +189,7 @@ func (r *run) staleEvent(ev *resumeclient.Event) bool {
 func (r *run) position(ev *resumeclient.Event, ch *Chunk) (string, bool) {
 	cursor, hasCursor := r.d.Cursor(ev, *ch)
 	if hasCursor {
-		r.cursor, r.cursorCleared = cursor, cursor == ""
+		r.cursor, r.cursorCleared = append(r.cursor[:0], cursor...), cursor == ""
 		if cursor != "" {
 			r.cursorSeen.Store(true)
 			if r.dropDue.CompareAndSwap(true, false) {

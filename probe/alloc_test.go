@@ -1,0 +1,45 @@
+package probe
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// A run takes an event of an SSE stream with ids without allocating: the
+// cursor is copied into memory the run reuses, the resume check keeps a
+// hash per event and the chunk time in pages (one page per 64 events, so
+// the average over 640 events rounds to 0 allocations; a single one per
+// event, as string(ev.ID) was, reads 1).
+func TestRunEventAllocatesNothing(t *testing.T) {
+	o := Options{Sample: Samples["long"]}
+	r := newRun(context.Background(), &Target{Name: "t", Dialect: "sse", URL: "http://127.0.0.1:1/"}, &o)
+	if !r.prepare(&o) || r.check == nil {
+		t.Fatalf("prepare: %s %s (check %v)", r.rec.Outcome, r.rec.Error, r.check != nil)
+	}
+	defer r.release()
+	r.tl.Start = time.Now()
+	id := make([]byte, 0, 16)
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Type: []byte("message"), Data: []byte("a token"), HasID: true}
+	n := 0
+	step := func() {
+		n++
+		id = strconv.AppendInt(id[:0], int64(n), 10)
+		ev.ID, ev.Dispatched = id, r.tl.Start.Add(time.Duration(n)*time.Millisecond)
+		if r.event(ev) {
+			t.Fatalf("event %d ended the run: %s %s", n, r.rec.Outcome, r.rec.Error)
+		}
+	}
+	if a := testing.AllocsPerRun(640, step); a != 0 {
+		t.Errorf("%v allocations per event", a)
+	}
+	if r.tl.ChunkCount() != n || string(r.cursor) != strconv.Itoa(n) || r.check.n != n || !r.check.counting {
+		t.Errorf("after %d events: %d chunks, cursor %q, check %d (counting %v)", n, r.tl.ChunkCount(), r.cursor, r.check.n, r.check.counting)
+	}
+	if r.check.firstID != "1" {
+		t.Errorf("first id %q: the check must keep a copy, not the event's memory", r.check.firstID)
+	}
+}
