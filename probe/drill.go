@@ -442,6 +442,11 @@ func (c *resumeCheck) remember(id string, e idEntry, v int64) {
 	if c.n == 0 {
 		c.firstID, c.firstK, c.first0 = strings.Clone(id), e.key, seenEvent{pos: 0, hash: e.hash}
 		c.counting, c.base = e.key < 1<<63, e.key
+		if c.counting {
+			// An index a resume before the first id made is empty: while
+			// counting, lookups need none (and it would only grow).
+			c.seen = nil
+		}
 	}
 	if c.counting && e.key != c.base+uint64(c.n) {
 		c.unseq()
@@ -463,7 +468,7 @@ func (c *resumeCheck) remember(id string, e idEntry, v int64) {
 		*old = e
 	}
 	c.top = max(c.top, v)
-	if c.seen != nil {
+	if c.seen != nil && !c.counting {
 		c.seen[e.key] = c.n
 	}
 	if c.rewind {

@@ -45,7 +45,8 @@ type Scores struct {
 // -> end marker; tail is last chunk - first chunk; close is last chunk -> end
 // marker. end may be nil (no end marker). Each entry of breaks is the index
 // of a chunk that was the first after a reconnect: the interval that ends on
-// it is a resume stall, not a gap. Absent values stay nil.
+// it is a resume stall, not a gap. Absent values stay nil. The times are
+// finite numbers (a NaN has no place in the order of the percentiles).
 func Reduce(chunks []float64, end *float64, breaks ...int) Scores {
 	return reduce(len(chunks), func(i int) float64 { return chunks[i] }, end, breaks)
 }

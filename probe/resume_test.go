@@ -471,3 +471,29 @@ func TestResumeCheckCountingWindow(t *testing.T) {
 		t.Errorf("re-delivery after the count broke: duplicates %d, verdict %q %s", c.duplicates, c.verdict, c.detail)
 	}
 }
+
+// A resume before the stream's first id (a foreign event carried the
+// cursor) makes an empty index; counting ids that follow must not fill
+// it, and a replay from before the window after the count broke is a
+// duplicate, not a mismatch read from a recycled slot (found in review).
+func TestResumeCheckCountingAfterEarlyResume(t *testing.T) {
+	show := func(s string) string { return s }
+	typ := []byte("message")
+	data := func(i int) []byte { return []byte("d" + strconv.Itoa(i)) }
+	c := newResumeCheck(false, false, show, show)
+	c.reconnected("f1")
+	for i := 1; i <= 3000; i++ {
+		c.event(strconv.Itoa(i), true, typ, data(i))
+	}
+	if !c.counting || len(c.seen) != 0 {
+		t.Fatalf("counting %v, index of %d entries", c.counting, len(c.seen))
+	}
+	c.event("5000", true, typ, data(5000))
+	c.reconnected("5000")
+	if !c.event("10", true, typ, data(10)) || c.verdict != VerdictMissed || c.duplicates != 1 {
+		t.Errorf("replay of id 10 from before the window: duplicates %d, verdict %q %s", c.duplicates, c.verdict, c.detail)
+	}
+	if len(c.seen) > checkWindow {
+		t.Errorf("index of %d entries, over the window of %d", len(c.seen), checkWindow)
+	}
+}

@@ -445,19 +445,30 @@ func URLSecrets(raw string) []string {
 	for q := u.RawQuery; q != ""; {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
+		if strings.Contains(pair, ";") {
+			// A server that does not split on ";" takes all of it.
+			out = appendQueryValue(out, pair)
+		}
 		for pair != "" {
 			var part string
 			part, pair, _ = strings.Cut(pair, ";")
-			_, v, _ := strings.Cut(part, "=")
-			if dv, err := url.QueryUnescape(v); err == nil {
-				v = dv
-			}
-			if len(v) >= minSecret {
-				out = append(out, v)
-			}
+			out = appendQueryValue(out, part)
 		}
 	}
 	return append(out, userSecrets(u.User)...)
+}
+
+// appendQueryValue appends the value of a key=value pair, unescaped,
+// when it is long enough to be a secret.
+func appendQueryValue(out []string, pair string) []string {
+	_, v, _ := strings.Cut(pair, "=")
+	if dv, err := url.QueryUnescape(v); err == nil {
+		v = dv
+	}
+	if len(v) >= minSecret {
+		out = append(out, v)
+	}
+	return out
 }
 
 func userSecrets(u *url.Userinfo) []string {
