@@ -162,8 +162,8 @@ type run struct {
 	// dr is the drill's options: a copy when Options.Drill sets any,
 	// else noDrill (never written).
 	dr *Drill
-	// timeout and firstChunkTimeout are Options.Timeout and
-	// FirstChunkTimeout; cancelAfter is how many content chunks the cancel
+	// timeout is Options.Timeout, or the caller's deadline when that is
+	// unset; firstChunkTimeout is Options.FirstChunkTimeout; cancelAfter is how many content chunks the cancel
 	// sample reads before it cancels (0: not the cancel sample).
 	timeout           time.Duration
 	firstChunkTimeout time.Duration

@@ -178,9 +178,9 @@ func (s *Session) connect() {
 		s.err = s.stopped()
 		return
 	}
-	// The request's context is the only one the Session makes: Close
-	// cancels it (a context per Session as well cost 0.4 KiB per live
-	// stream, bench/README.md).
+	// The request's context is the only one the Session makes (one of
+	// its own as well cost a cancelCtx, its Done channel and a children
+	// map per live stream): Close cancels it.
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

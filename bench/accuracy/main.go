@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -123,6 +124,11 @@ func childProcess(events int, interval time.Duration, cpu, procs int) (source, e
 		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs))
 	}
 	cmd.Stderr = os.Stderr
+	// The child ends when its stdin does: a parent killed outright
+	// leaves no server behind.
+	if _, err := cmd.StdinPipe(); err != nil {
+		return source{}, err
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return source{}, err
@@ -147,6 +153,10 @@ func serve(events int, interval time.Duration) error {
 		return err
 	}
 	fmt.Println("listening", ln.Addr())
+	go func() {
+		io.Copy(io.Discard, os.Stdin) // the parent is gone when stdin ends
+		os.Exit(0)
+	}()
 	return http.Serve(ln, &server{events: events, interval: interval, sent: map[string][]int64{}})
 }
 
