@@ -39,7 +39,7 @@ type lagDialect struct{ probe.Dialect }
 
 func (d lagDialect) Decode(t probe.Target, ev *resumeclient.Event) (probe.Chunk, error) {
 	if ev.Kind == resumeclient.KindEvent {
-		if i, err := strconv.Atoi(t.RunID); err == nil {
+		if i, err := strconv.Atoi(t.RunID); err == nil && uint(i) < uint(len(slots)) {
 			if s := slots[i].Load(); s != nil {
 				lag.Event(s, ev.Dispatched.UnixNano(), ev.Data)
 			}
