@@ -17,7 +17,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
-	"github.com/streamprobe/streamprobe/internal/vmtest"
+	"github.com/streamprobe/streamprobe/internal/testenv/vmtest"
 	"github.com/streamprobe/streamprobe/probe"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/internal/refserver"
-	"github.com/streamprobe/streamprobe/internal/vmtest"
+	"github.com/streamprobe/streamprobe/internal/testenv/vmtest"
 )
 
 // getHealth asks /healthz of the daemon's listener.

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
-	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // What a failed push keeps of the endpoint's answer, so that no endpoint
@@ -147,7 +147,7 @@ func (e *pushError) Unwrap() error { return e.cause }
 // pushFailure is the error of a push to where that failed for cause (nil:
 // the answer's status), told by format and args.
 func pushFailure(where string, secrets []string, cause error, format string, args ...any) error {
-	text := resumeclient.Scrub("push to "+where+": "+fmt.Sprintf(format, args...), secrets, pushErrMax)
+	text := textgate.Scrub("push to "+where+": "+fmt.Sprintf(format, args...), secrets, pushErrMax)
 	return &pushError{text: text, cause: cause}
 }
 
@@ -220,7 +220,7 @@ func (d *Daemon) sendPush(ctx context.Context, p config.Push, auth string, set [
 	if resp.StatusCode/100 == 3 {
 		why = " (a redirect is followed only to the same host)"
 	}
-	return pushFailure(where, secrets, nil, "status %d%s; response %q", resp.StatusCode, why, resumeclient.Scrub(string(b), secrets, pushBodyShown))
+	return pushFailure(where, secrets, nil, "status %d%s; response %q", resp.StatusCode, why, textgate.Scrub(string(b), secrets, pushBodyShown))
 }
 
 // sameOrigin lets the push follow a redirect only to the same scheme and

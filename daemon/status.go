@@ -13,8 +13,8 @@ import (
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/scorecard"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // statusRuns is how many runs per job the status page keeps, lists and
@@ -173,7 +173,7 @@ var statusTemplateText string
 
 // statusTemplate is the page: every text it shows is escaped by
 // html/template, and every text that came from a server passed
-// resumeclient.Scrub first (shown).
+// textgate.Scrub first (shown).
 var statusTemplate = template.Must(template.New("status").Parse(statusTemplateText))
 
 // statusView is what status.tmpl shows.
@@ -231,7 +231,7 @@ type runRow struct {
 // shown is server text as the page may show it: through the scrub gate
 // (records and push errors passed it already; Scrub of scrubbed text is
 // the same text).
-func shown(s string) string { return resumeclient.Scrub(s, nil, 0) }
+func shown(s string) string { return textgate.Scrub(s, nil, 0) }
 
 func (s *status) view(f pageFacts) statusView {
 	s.mu.Lock()

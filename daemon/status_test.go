@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/chromiumtest"
+	"github.com/streamprobe/streamprobe/internal/testenv/chromiumtest"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 

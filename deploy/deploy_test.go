@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamprobe/streamprobe/internal/vmtest"
+	"github.com/streamprobe/streamprobe/internal/testenv/vmtest"
 )
 
 func tool(t *testing.T, name, pkg string) string {

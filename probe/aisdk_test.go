@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamprobe/streamprobe/internal/aisdkpeer"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/aisdkpeer"
 )
 
-// Against the AI SDK itself (internal/aisdkpeer: streamText over the SDK's
+// Against the AI SDK itself (internal/testenv/aisdkpeer: streamText over the SDK's
 // mock model, paced by simulateReadableStream): the probe's TFC and gaps
 // agree with the peer's own send times, within a few ms plus the lateness
 // the peer's log shows over its nominal pacing (how busy the machine is).

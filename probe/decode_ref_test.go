@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // The dialect decoders as they were with encoding/json: the reference the
@@ -29,7 +30,7 @@ func refJSONError(dialect, what string, data []byte, err error) error {
 			field = what
 		}
 		got, _, _ := strings.Cut(te.Value, " ")
-		return fmt.Errorf("%s: %s: want %s, got %s", dialect, resumeclient.Scrub(field, nil, 60), refKindName(te.Type), resumeclient.Scrub(got, nil, 16))
+		return fmt.Errorf("%s: %s: want %s, got %s", dialect, textgate.Scrub(field, nil, 60), refKindName(te.Type), textgate.Scrub(got, nil, 16))
 	case errors.As(err, &se):
 		return fmt.Errorf("%s: %s is not valid JSON (%d bytes, error at byte %d)", dialect, what, len(data), se.Offset)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // gemini is Google's Gemini API dialect: POST
@@ -64,7 +65,7 @@ func geminiURL(raw, model string) (string, error) {
 			return "", fmt.Errorf("gemini: no model: the model is part of the URL (set model, or a URL ending in :streamGenerateContent)")
 		}
 		if strings.ContainsAny(model, "/?#:") {
-			return "", fmt.Errorf("gemini: model %q holds a character a URL path segment cannot take as is", resumeclient.Scrub(model, nil, 64))
+			return "", fmt.Errorf("gemini: model %q holds a character a URL path segment cannot take as is", textgate.Scrub(model, nil, 64))
 		}
 		base = strings.TrimSuffix(base, "/")
 		if !strings.HasSuffix(base, "/v1beta") && !strings.HasSuffix(base, "/v1") {

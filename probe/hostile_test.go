@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,31 +10,8 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/leak"
 )
-
-// keyForms are the forms a hostile server echoes the key in.
-var keyForms = map[string]func(string) string{
-	"raw":     func(s string) string { return s },
-	"percent": func(s string) string { return strings.ReplaceAll(s, "-", "%2D") },
-	"json":    func(s string) string { return strings.ReplaceAll(s, "-", `\u002d`) },
-	"base64":  func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
-}
-
-// keyShown returns a piece of key that s shows in any of keyForms.
-func keyShown(s, key string) string {
-	for name, form := range keyForms {
-		e := form(key)
-		if name == "base64" {
-			e = e[:len(e)-4]
-		}
-		for n := len(e); n >= 10; n-- {
-			if strings.Contains(s, e[:n]) {
-				return name + " " + e[:n]
-			}
-		}
-	}
-	return ""
-}
 
 // idSchedule is a stream whose third event's id is id, closed by the
 // server after it (the client resumes from that id), then the end.
@@ -55,7 +31,7 @@ func hostileTarget(url string) Target {
 // record: not in last_event_id, last_event_id_sent nor resume_detail.
 func TestEchoedKeyInAnIDNeverShows(t *testing.T) {
 	t.Parallel()
-	for name, form := range keyForms {
+	for name, form := range leak.Encodings {
 		for _, bug := range []refserver.Bug{refserver.Correct, refserver.Inclusive} {
 			t.Run(fmt.Sprintf("%s bug %d", name, bug), func(t *testing.T) {
 				t.Parallel()
@@ -71,7 +47,7 @@ func TestEchoedKeyInAnIDNeverShows(t *testing.T) {
 					t.Fatalf("verdict %s, want duplicate", rec.Verdict)
 				}
 				b, _ := json.Marshal(rec)
-				if p := keyShown(string(b), echoedKey); p != "" {
+				if p := leak.Any(string(b), echoedKey); p != "" {
 					t.Fatalf("the record shows %q: %s", p, b)
 				}
 				if !strings.Contains(rec.LastEventIDSent, "[redacted]") {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // mcpDialect is the Model Context Protocol over Streamable HTTP: a session
@@ -365,7 +366,7 @@ func initializeResult(st *resumeclient.Stream, t Target) (string, error) {
 			return "", fmt.Errorf("%w: initialize: a response with no result", errSetup)
 		case !slices.Contains(MCPProtocolVersions, m.Result.ProtocolVersion):
 			return "", fmt.Errorf("%w: initialize: the server answered protocol version %q; streamprobe speaks %s", errSetup,
-				resumeclient.Scrub(m.Result.ProtocolVersion, nil, MaxDetailID), strings.Join(MCPProtocolVersions, ", "))
+				textgate.Scrub(m.Result.ProtocolVersion, nil, MaxDetailID), strings.Join(MCPProtocolVersions, ", "))
 		}
 		return m.Result.ProtocolVersion, nil
 	}

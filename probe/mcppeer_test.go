@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/mcppeer"
-	"github.com/streamprobe/streamprobe/internal/mcppeer/gosdk"
+	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer"
+	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer/gosdk"
 )
 
 // The mcp dialect against the official MCP SDK servers
-// (internal/mcppeer: the TypeScript SDK in node, the Go SDK in process).
+// (internal/testenv/mcppeer: the TypeScript SDK in node, the Go SDK in process).
 // Each verdict is the one the SDK's source predicts; the facts and their
-// source lines are pinned on the wire by internal/mcppeer/sdk_test.go
+// source lines are pinned on the wire by internal/testenv/mcppeer/sdk_test.go
 // and listed in docs/mcp-peers.md.
 
 // sdkPeers runs f against each SDK peer, in parallel.
@@ -258,7 +258,7 @@ func TestMCPSDKServerClose(t *testing.T) {
 		// a resume after the call ended would meet the TypeScript SDK's
 		// example store replaying the last progress and the response,
 		// stored within the same millisecond, in random order
-		// (inMemoryEventStore.js:47; internal/mcppeer's
+		// (inMemoryEventStore.js:47; internal/testenv/mcppeer's
 		// TestResumeAfterEnd): the probe then ends at the response with
 		// one progress unread, and says pass.
 		rec := runPeer(t, p, q, "short", `{"steps":10,"interval_ms":100,"close_after":2,"retry_ms":300}`, Drill{}, runDeadline).Record

@@ -1,6 +1,6 @@
 package probe
 
-import "github.com/streamprobe/streamprobe/resumeclient"
+import "github.com/streamprobe/streamprobe/textgate"
 
 // MaxMessage bounds a provider's error message kept from the stream, in
 // bytes.
@@ -10,5 +10,5 @@ const MaxMessage = 200
 // of the target's headers is redacted before the message is cut to
 // MaxMessage bytes, and it is one line of printable text.
 func boundMessage(t Target, m string) string {
-	return resumeclient.Scrub(m, resumeclient.Secrets(t.Header, resumeclient.URLSecrets(t.URL)...), MaxMessage)
+	return textgate.Scrub(m, textgate.Secrets(t.Header, textgate.URLSecrets(t.URL)...), MaxMessage)
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/nginxtest"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/nginxtest"
 )
 
 // smallChat is a short OpenAI-style answer that fits nginx's first buffer

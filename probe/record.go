@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // Outcome is the terminal state of one request. The states are mutually
@@ -111,7 +112,7 @@ type Record struct {
 }
 
 // Caps of a record's fields that may hold text from the network, in bytes:
-// each passes resumeclient.Scrub (secrets redacted in every form, control
+// each passes textgate.Scrub (secrets redacted in every form, control
 // characters made visible) and is cut to its cap. Gaps.Values holds at
 // most MaxGapValues gaps. So a record's JSON line stays under MaxRecordLine
 // whatever a server sends.
@@ -133,7 +134,7 @@ const (
 )
 
 // gate passes every field of the record that may hold text from the
-// network through resumeclient.Scrub, with secrets and the field's cap.
+// network through textgate.Scrub, with secrets and the field's cap.
 func (r *Record) gate(secrets []string) {
 	for _, f := range []struct {
 		p   *string
@@ -143,7 +144,7 @@ func (r *Record) gate(secrets []string) {
 		{&r.StaleAnswer, MaxRecordAnswer}, {&r.ResumeDetail, MaxRecordDetail}, {&r.HTTPVersion, MaxRecordProto},
 	} {
 		if *f.p != "" {
-			*f.p = resumeclient.Scrub(*f.p, secrets, f.cap)
+			*f.p = textgate.Scrub(*f.p, secrets, f.cap)
 		}
 	}
 }

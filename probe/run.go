@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // Options are the per-run settings of a probe.
@@ -192,7 +193,7 @@ type run struct {
 	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
 	dropTimer  *time.Timer // Drill.DropAt
 
-	secrets []string // the request's, for resumeclient.Scrub
+	secrets []string // the request's, for textgate.Scrub
 
 	connRetries int       // failed attempts at the last resume in a row
 	res         *resumed  // the last resume; nil before the first
@@ -230,7 +231,7 @@ func (r *run) fail(o Outcome, format string, args ...any) {
 
 // show is an id (or any text from the stream) as a detail or an error
 // quotes it: scrubbed and cut to MaxDetailID.
-func (r *run) show(id string) string { return resumeclient.Scrub(id, r.secrets, MaxDetailID) }
+func (r *run) show(id string) string { return textgate.Scrub(id, r.secrets, MaxDetailID) }
 
 func (r *run) now() time.Time {
 	if r.c != nil && r.c.Now != nil {
@@ -260,7 +261,7 @@ func (r *run) prepare(o *Options) bool {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return false
 	}
-	r.secrets = resumeclient.Secrets(r.req.Header, append(resumeclient.URLSecrets(r.req.URL), resumeclient.ProxySecrets()...)...)
+	r.secrets = textgate.Secrets(r.req.Header, append(textgate.URLSecrets(r.req.URL), textgate.ProxySecrets()...)...)
 	if d.Resumable() && (r.drill != DrillNone || !r.t.NoResume) {
 		r.check = newResumeCheck(r.dr.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return d.CursorLabel(r.show(id)) })
 	}

@@ -8,20 +8,10 @@ import (
 	"testing"
 
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/leak"
 )
 
 const echoedKey = "sk-echoed-0123456789abcdefghijklmnopqrst"
-
-// keyPiece returns the longest start of key, 8 bytes or more, that s
-// shows, or "".
-func keyPiece(s, key string) string {
-	for n := len(key); n >= 8; n-- {
-		if strings.Contains(s, key[:n]) {
-			return key[:n]
-		}
-	}
-	return ""
-}
 
 // echoTarget is a target of the dialect the echo server plays, with the key
 // where that dialect sends it.
@@ -52,7 +42,7 @@ func TestInStreamErrorNeverShowsTheKey(t *testing.T) {
 					t.Fatalf("pad %d: outcome %s, error %q: the server did not answer as planned", pad, rec.Outcome, rec.Error)
 				}
 				b, _ := json.Marshal(rec)
-				if p := keyPiece(string(b), echoedKey); p != "" {
+				if p := leak.Prefix(string(b), echoedKey); p != "" {
 					t.Fatalf("pad %d: the record shows %q: %s", pad, p, b)
 				}
 				if pad < MaxMessage-len(echoedKey)-len(" is") && !strings.Contains(rec.Error, "[redacted]") {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/scorecard"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // LogFile is one results log (JSON lines, as the daemon's results_log
@@ -65,7 +65,7 @@ type logLine struct {
 const MaxLine = 16 << 20
 
 // MaxText bounds each text a card shows from a log (request id, error,
-// resume detail, names), after resumeclient.Scrub made it one line of
+// resume detail, names), after textgate.Scrub made it one line of
 // printable text.
 const MaxText = 1 << 10
 
@@ -164,7 +164,7 @@ func bounded(s string) string {
 	if len(s) <= MaxText && plain(s) {
 		return s
 	}
-	return resumeclient.Scrub(s, nil, MaxText)
+	return textgate.Scrub(s, nil, MaxText)
 }
 
 // plain reports whether Scrub would leave s as it is: printable ASCII,

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/scorecard"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // NoRegion is the region of records that carry none, read from a file
@@ -143,5 +143,5 @@ func (s *seen) result() Seen {
 }
 
 // ShownURL is a URL as a report may show it: without its user
-// information (credentials), query or fragment (resumeclient.RedactURL).
-func ShownURL(raw string) string { return resumeclient.RedactURL(raw) }
+// information (credentials), query or fragment (textgate.RedactURL).
+func ShownURL(raw string) string { return textgate.RedactURL(raw) }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/internal/version"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // Request describes one streaming request. Body is resent as is on every
@@ -184,10 +185,10 @@ func (c *Client) open(ctx context.Context, cancel context.CancelFunc, r Request)
 	if err != nil {
 		cancel()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, info, gated(fmt.Errorf("resumeclient: %s %s: %w", req.Method, RedactURL(r.URL), unwrapURLError(err)), secrets)
+			return nil, info, gated(fmt.Errorf("resumeclient: %s %s: %w", req.Method, textgate.RedactURL(r.URL), unwrapURLError(err)), secrets)
 		}
 		info.Setup = trace.times()
-		return nil, info, gated(fmt.Errorf("%w: %s %s: %w", ErrConnect, req.Method, RedactURL(r.URL), unwrapURLError(err)), secrets)
+		return nil, info, gated(fmt.Errorf("%w: %s %s: %w", ErrConnect, req.Method, textgate.RedactURL(r.URL), unwrapURLError(err)), secrets)
 	}
 	info.HeadersAt = c.now()
 	info.Status, info.Header, info.Proto = resp.StatusCode, resp.Header, resp.Proto
@@ -275,7 +276,7 @@ func newStatusError(resp *http.Response, kind error, info ConnInfo, ownGzip bool
 	snippet := errorSnippet(body, secrets)
 	resp.Body.Close()
 	return &StatusError{Status: resp.StatusCode, Header: resp.Header, Start: info.Start, HeadersAt: info.HeadersAt, Snippet: snippet, kind: kind, want: info.Request.Framing.wanted(),
-		contentType: Scrub(resp.Header.Get("Content-Type"), secrets, maxShownHeader)}
+		contentType: textgate.Scrub(resp.Header.Get("Content-Type"), secrets, maxShownHeader)}
 }
 
 // newStream is the Stream that reads an event-stream response.
@@ -334,7 +335,7 @@ func errorSnippet(body io.ReadCloser, secrets []string) string {
 	t := time.AfterFunc(snippetWait, func() { body.Close() })
 	n, _ := io.ReadFull(body, b)
 	t.Stop()
-	return Scrub(string(b[:n]), secrets, snippetLen)
+	return textgate.Scrub(string(b[:n]), secrets, snippetLen)
 }
 
 // snippetLen bounds the body snippet of an error message.
@@ -491,7 +492,7 @@ func (s *Stream) Close() error {
 // values, its URL's query values and user info, and the credentials of
 // the environment's proxies.
 func requestSecrets(r Request) []string {
-	return Secrets(r.Header, append(URLSecrets(r.URL), ProxySecrets()...)...)
+	return textgate.Secrets(r.Header, append(textgate.URLSecrets(r.URL), textgate.ProxySecrets()...)...)
 }
 
 // proxySecrets lists the credentials of the proxy rt sends req through,
@@ -516,7 +517,7 @@ func proxySecrets(rt http.RoundTripper, req *http.Request) []string {
 	if err != nil || u == nil {
 		return nil
 	}
-	return userSecrets(u.User)
+	return textgate.UserSecrets(u.User)
 }
 
 // MaxErrorText bounds the message of every error the package returns
@@ -539,7 +540,7 @@ func (e *gatedError) Unwrap() error { return e.err }
 
 // gated returns err with its message scrubbed of secrets and bounded.
 func gated(err error, secrets []string) error {
-	return &gatedError{msg: Scrub(err.Error(), secrets, MaxErrorText), err: err}
+	return &gatedError{msg: textgate.Scrub(err.Error(), secrets, MaxErrorText), err: err}
 }
 
 // Check reports why the request cannot be sent as it is: a header value
@@ -552,7 +553,7 @@ func (r Request) Check() error {
 	}
 	for k, vs := range r.Header {
 		if !validToken(k) {
-			return fmt.Errorf("%w: header name %q is not a token", ErrInvalidRequest, Scrub(k, nil, maxShownHeader))
+			return fmt.Errorf("%w: header name %q is not a token", ErrInvalidRequest, textgate.Scrub(k, nil, maxShownHeader))
 		}
 		for _, v := range vs {
 			if i := InvalidHeaderByte(v); i >= 0 {
@@ -574,17 +575,6 @@ func InvalidHeaderByte(v string) int {
 		}
 	}
 	return -1
-}
-
-// RedactURL is a URL as an error or a report may show it: scheme, host
-// and path, without user info, query or fragment (each may carry a key).
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
 }
 
 // unwrapURLError drops net/http's *url.Error wrapper, whose message repeats

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // A Session reads a stream across drops: here the server closes the stream
@@ -136,10 +137,10 @@ func ExampleParser() {
 // and the text bounded.
 func ExampleScrub() {
 	h := http.Header{"Authorization": {"Bearer sk-example-0123456789"}}
-	secrets := resumeclient.Secrets(h, resumeclient.URLSecrets("https://api.example/v1?key=query-secret-42")...)
+	secrets := textgate.Secrets(h, textgate.URLSecrets("https://api.example/v1?key=query-secret-42")...)
 	body := "invalid key sk%2Dexample%2D0123456789 (query-secret-42)\r\n\x1b[31mred\x1b[0m"
-	fmt.Println(resumeclient.Scrub(body, secrets, 0))
-	fmt.Println(resumeclient.Scrub(strings.Repeat("x", 40), nil, 16))
+	fmt.Println(textgate.Scrub(body, secrets, 0))
+	fmt.Println(textgate.Scrub(strings.Repeat("x", 40), nil, 16))
 	// Output:
 	// invalid key [redacted] ([redacted]) \x1b[31mred\x1b[0m
 	// xxxxxxxxxxxxx...

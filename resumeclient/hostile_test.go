@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/leak"
 )
 
 const hostileKey = "sk-hostile-0123456789abcdefghijklmnopqr"
@@ -37,7 +39,7 @@ func mustBeGated(t *testing.T, what string, err error) {
 		t.Fatalf("%s: no error", what)
 	}
 	msg := err.Error()
-	if p := leaksAny(msg, hostileKey); p != "" {
+	if p := leak.Any(msg, hostileKey); p != "" {
 		t.Errorf("%s: the error shows %q: %s", what, p, msg)
 	}
 	if len(msg) > MaxErrorText {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 const (
@@ -19,7 +19,7 @@ const (
 // the network is already scrubbed in a probe's record, but a report reads
 // records back from files, so every free text passes the gate again
 // (control characters made visible; it changes nothing on a clean text).
-func shown(s string) string { return resumeclient.Scrub(s, nil, 0) }
+func shown(s string) string { return textgate.Scrub(s, nil, 0) }
 
 func paint(s, code string, color bool) string {
 	if !color {

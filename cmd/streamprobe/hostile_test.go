@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/hostile"
+	"github.com/streamprobe/streamprobe/internal/testenv/hostile"
 )
 
 // walkKey is the key every hostile run carries, as a bearer token.

@@ -10,19 +10,9 @@ import (
 	"testing"
 
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/leak"
 	"github.com/streamprobe/streamprobe/probe"
 )
-
-// keyPiece returns the longest start of key, 8 bytes or more, that s
-// shows, or "".
-func keyPiece(s, key string) string {
-	for n := len(key); n >= 8; n-- {
-		if strings.Contains(s, key[:n]) {
-			return key[:n]
-		}
-	}
-	return ""
-}
 
 // A server that echoes the API key in its in-stream error, in each
 // dialect and around the cut of the message: neither once's text nor its
@@ -50,7 +40,7 @@ func TestOnceNeverShowsAnEchoedKey(t *testing.T) {
 				if code != exitFail || !strings.Contains(stdout, "error event in the stream") {
 					t.Fatalf("%s pad %d: exit %d, the server did not answer as planned:\n%s%s", echo, pad, code, stdout, stderr)
 				}
-				if p := keyPiece(stdout+stderr, key); p != "" {
+				if p := leak.Prefix(stdout+stderr, key); p != "" {
 					t.Fatalf("%s pad %d json %v: the output shows %q:\n%s", echo, pad, asJSON, p, stdout)
 				}
 			}
@@ -161,7 +151,7 @@ samples = ["short"]
 			outputs[name] = string(b)
 		}
 		for name, out := range outputs {
-			if p := keyPiece(out, key); p != "" {
+			if p := leak.Prefix(out, key); p != "" {
 				t.Errorf("json %v: check's %s shows %q of the key", asJSON, name, p)
 			}
 		}

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamprobe/streamprobe/internal/mcppeer"
-	"github.com/streamprobe/streamprobe/internal/mcppeer/gosdk"
+	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer"
+	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer/gosdk"
 	"github.com/streamprobe/streamprobe/probe"
 )
 

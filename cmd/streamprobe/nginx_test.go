@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamprobe/streamprobe/internal/nginxtest"
+	"github.com/streamprobe/streamprobe/internal/testenv/nginxtest"
 	"github.com/streamprobe/streamprobe/probe"
 )
 

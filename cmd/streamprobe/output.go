@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/streamprobe/streamprobe/probe"
-	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // printRecord writes r as one JSON line, or as a summary for people. In the
@@ -111,9 +111,9 @@ func shownRecord(r probe.Record) probe.Record {
 }
 
 // shown is a text of the record as a terminal may print it: the record's
-// texts from the network already passed resumeclient.Scrub, the one gate;
+// texts from the network already passed textgate.Scrub, the one gate;
 // this pass keeps the rule for every field printed.
-func shown(s string) string { return resumeclient.Scrub(s, nil, 0) }
+func shown(s string) string { return textgate.Scrub(s, nil, 0) }
 
 func msText(v *float64) string {
 	if v == nil {

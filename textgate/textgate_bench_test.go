@@ -1,4 +1,4 @@
-package resumeclient
+package textgate
 
 import (
 	"strings"

@@ -1,30 +1,18 @@
-package resumeclient
+package textgate
 
 import (
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/leak"
 )
 
 const testKey = "sk-scrub-test-0123456789abcdefghijklmnop"
-
-// leaks reports the first piece of key (8 bytes or more from its start) that
-// s shows.
-func leaks(s, key string) string {
-	for n := len(key); n >= 8; n-- {
-		if strings.Contains(s, key[:n]) {
-			return key[:n]
-		}
-	}
-	return ""
-}
 
 // A key at every offset around the cut, alone or after "Bearer ", never
 // shows, not even its first bytes: it is replaced before the text is
@@ -36,7 +24,7 @@ func TestScrubBeforeTheCut(t *testing.T) {
 			for _, echo := range []string{testKey, "Bearer " + testKey} {
 				in := strings.Repeat("x", max(off, 0)) + echo + " tail"
 				got := Scrub(in, secrets, limit)
-				if p := leaks(got, testKey); p != "" {
+				if p := leak.Prefix(got, testKey); p != "" {
 					t.Fatalf("limit %d offset %d: %q shows %q", limit, off, got, p)
 				}
 				if len(got) > limit {
@@ -54,7 +42,7 @@ func TestScrubCutOffKey(t *testing.T) {
 	body := "invalid x-api-key: " + testKey + "\n"
 	for n := 1; n <= len(body); n++ {
 		got := Scrub(body[:n], secrets, 0)
-		if p := leaks(got, testKey); p != "" {
+		if p := leak.Prefix(got, testKey); p != "" {
 			t.Fatalf("body cut at %d: %q shows %q", n, got, p)
 		}
 	}
@@ -105,75 +93,19 @@ func TestSecrets(t *testing.T) {
 	}
 }
 
-// encodings are the forms a server may echo a secret in.
-var encodings = map[string]func(string) string{
-	"raw":     func(s string) string { return s },
-	"percent": func(s string) string { return strings.NewReplacer("-", "%2D").Replace(s) },
-	"percent every byte": func(s string) string {
-		var b strings.Builder
-		for i := 0; i < len(s); i++ {
-			fmt.Fprintf(&b, "%%%02x", s[i])
-		}
-		return b.String()
-	},
-	"query": url.QueryEscape,
-	"json":  func(s string) string { return strings.NewReplacer("-", `\u002d`).Replace(s) },
-	"json full": func(s string) string {
-		b, _ := json.Marshal(s)
-		return strings.Trim(strings.ReplaceAll(string(b), "-", `\u002D`), `"`)
-	},
-	"js hex": func(s string) string { return strings.NewReplacer("-", `\x2d`).Replace(s) },
-	"quoted json": func(s string) string {
-		// An error that quotes (%q) a JSON text escapes its escapes again.
-		return strings.Trim(strconv.Quote(strings.NewReplacer("-", `\u002d`).Replace(s)), `"`)
-	},
-	"base64": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
-	"base64 offset 1": func(s string) string {
-		return base64.StdEncoding.EncodeToString([]byte("a" + s + "z"))
-	},
-	"base64url offset 2": func(s string) string {
-		return base64.URLEncoding.EncodeToString([]byte("ab" + s + "yz"))
-	},
-}
-
-// leaksAny reports a piece of key, in any of the encodings, that s shows:
-// 8 bytes or more of the encoded form.
-func leaksAny(s, key string) string {
-	if p := leaks(s, key); p != "" {
-		return p
-	}
-	for name, enc := range encodings {
-		e := enc(key)
-		if name == "raw" {
-			continue
-		}
-		if strings.HasPrefix(name, "base64") {
-			// Only the part that encodes the key alone.
-			e = base64.StdEncoding.EncodeToString([]byte(key))
-			e = e[:len(e)-4]
-		}
-		for n := len(e); n >= 12; n-- {
-			if strings.Contains(s, e[:n]) {
-				return name + ": " + e[:n]
-			}
-		}
-	}
-	return ""
-}
-
 // A key in every encoding, at every offset around the cut, with and
 // without "Bearer ", and cut off by the text's end at every byte, never
 // shows.
 func TestScrubEveryEncoding(t *testing.T) {
 	secrets := Secrets(http.Header{"Authorization": {"Bearer " + testKey}})
-	for name, enc := range encodings {
+	for name, enc := range leak.Encodings {
 		t.Run(name, func(t *testing.T) {
 			for _, echo := range []string{enc(testKey), enc("Bearer " + testKey)} {
 				for _, limit := range []int{64, 128} {
 					for off := limit - len(echo) - 16; off <= limit+4; off++ {
 						in := strings.Repeat("x", max(off, 0)) + echo + " tail"
 						got := Scrub(in, secrets, limit)
-						if p := leaksAny(got, testKey); p != "" {
+						if p := leak.Any(got, testKey); p != "" {
 							t.Fatalf("limit %d offset %d: %q shows %q", limit, off, got, p)
 						}
 						if len(got) > limit {
@@ -187,10 +119,10 @@ func TestScrubEveryEncoding(t *testing.T) {
 				body := "error: " + echo
 				for n := len("error: ") + 1; n <= len(body); n++ {
 					got := Scrub(body[:n], secrets, 0)
-					if p := leaks(got, testKey); p != "" && len(p) >= 8 {
+					if p := leak.Prefix(got, testKey); p != "" && len(p) >= 8 {
 						t.Fatalf("cut at %d: %q shows %q", n, got, p)
 					}
-					if p := leaks(decodeView(got).dec, testKey); p != "" {
+					if p := leak.Prefix(decodeView(got).dec, testKey); p != "" {
 						t.Fatalf("cut at %d: %q shows %q once decoded", n, got, p)
 					}
 				}

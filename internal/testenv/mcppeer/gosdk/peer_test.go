@@ -14,7 +14,7 @@ func TestBinaryDoesNotLinkTheSDK(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	for _, pkg := range strings.Fields(string(out)) {
-		if strings.Contains(pkg, "modelcontextprotocol") || strings.HasSuffix(pkg, "internal/mcppeer/gosdk") {
+		if strings.Contains(pkg, "modelcontextprotocol") || strings.HasSuffix(pkg, "internal/testenv/mcppeer/gosdk") {
 			t.Errorf("cmd/streamprobe depends on %s: the MCP Go SDK must stay test-only", pkg)
 		}
 	}

@@ -29,7 +29,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/nodepeer"
+	"github.com/streamprobe/streamprobe/internal/testenv/nodepeer"
 )
 
 // The tool both peers serve and its defaults (steps 5, one report every

@@ -1,5 +1,5 @@
 // Package nodepeer starts a Node script that serves a real npm package as
-// a test peer over loopback (internal/aisdkpeer, internal/mcppeer): the
+// a test peer over loopback (internal/testenv/aisdkpeer, internal/testenv/mcppeer): the
 // package installed next to the script with npm ci, the script listening
 // on 127.0.0.1 and printing {"port":N} as its first line, and exiting when
 // its stdin ends.

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/streamprobe/streamprobe/internal/mcppeer"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer"
 )
 
 // ProgressArgs are the progress tool's arguments.

@@ -1,4 +1,10 @@
-package resumeclient
+// Package textgate is the one gate for text that came from the network on
+// its way to a record, a log line, a metric, a page or a report: Scrub
+// redacts every secret in every form, makes control characters visible and
+// bounds the text, never cutting it before the secrets are gone; Secrets,
+// URLSecrets and ProxySecrets say what the secrets of a request are. It
+// imports nothing of streamprobe, so every layer may use it.
+package textgate
 
 import (
 	"cmp"
@@ -455,7 +461,7 @@ func URLSecrets(raw string) []string {
 			out = appendQueryValue(out, part)
 		}
 	}
-	return append(out, userSecrets(u.User)...)
+	return append(out, UserSecrets(u.User)...)
 }
 
 // appendQueryValue appends the value of a key=value pair, unescaped,
@@ -471,7 +477,10 @@ func appendQueryValue(out []string, pair string) []string {
 	return out
 }
 
-func userSecrets(u *url.Userinfo) []string {
+// UserSecrets lists what a URL's user info carries as a secret: its
+// password and user:password (as Basic authorization sends it), when the
+// password is long enough to be one.
+func UserSecrets(u *url.Userinfo) []string {
 	p, ok := u.Password()
 	if !ok || len(p) < minPassword {
 		return nil
@@ -490,7 +499,7 @@ func ProxySecrets() []string {
 				v = "http://" + v
 			}
 			if u, err := url.Parse(v); err == nil {
-				out = append(out, userSecrets(u.User)...)
+				out = append(out, UserSecrets(u.User)...)
 			}
 		}
 	}
@@ -520,7 +529,7 @@ func Secrets(h http.Header, extra ...string) []string {
 			if ok && strings.EqualFold(scheme, "Basic") {
 				if b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(tok)); err == nil {
 					if user, pass, ok := strings.Cut(string(b), ":"); ok {
-						out = append(out, userSecrets(url.UserPassword(user, pass))...)
+						out = append(out, UserSecrets(url.UserPassword(user, pass))...)
 					}
 				}
 			}
@@ -532,4 +541,15 @@ func Secrets(h http.Header, extra ...string) []string {
 		}
 	}
 	return out
+}
+
+// RedactURL is a URL as an error or a report may show it: scheme, host
+// and path, without user info, query or fragment (each may carry a key).
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamprobe/streamprobe/internal/mcppeer"
-	"github.com/streamprobe/streamprobe/internal/mcppeer/gosdk"
+	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer"
+	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer/gosdk"
 )
 
 // What each SDK does on resume, pinned on the running servers with the

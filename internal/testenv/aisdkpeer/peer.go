@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/nodepeer"
+	"github.com/streamprobe/streamprobe/internal/testenv/nodepeer"
 )
 
 // The pacing server.mjs gives the mock model's stream.

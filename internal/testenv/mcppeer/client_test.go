@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/mcppeer"
+	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer"
 )
 
 // A raw Streamable HTTP client (net/http only, nothing of the probe): the
