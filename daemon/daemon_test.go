@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
@@ -355,12 +356,12 @@ func TestConfigAcceptsWhatTheProbeKnows(t *testing.T) {
 		_, err := config.Parse("k.toml", []byte(fmt.Sprintf("[[target]]\nname = \"t\"\nurl = \"http://127.0.0.1:1\"\n%s = %s\n", key, value)), jobs.Env(os.Getenv))
 		return err
 	}
-	for _, d := range probe.DialectNames() {
+	for _, d := range dialect.Names() {
 		if err := load("dialect", fmt.Sprintf("%q", d)); err != nil {
 			t.Errorf("dialect %s: %v", d, err)
 		}
 	}
-	for _, s := range probe.SampleNames {
+	for _, s := range dialect.SampleNames {
 		if err := load("samples", fmt.Sprintf("[%q]", s)); err != nil {
 			t.Errorf("sample %s: %v", s, err)
 		}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
-	"github.com/streamprobe/streamprobe/probe"
 )
 
 // metricSum adds up every series of the metric called name.
@@ -89,7 +89,7 @@ func TestEchoedKeyNeverLeaksFromTheDaemon(t *testing.T) {
 		srv.ScheduleFor = refserver.EchoKey(echo)
 		srv.Start()
 		t.Cleanup(srv.Close)
-		pad := probe.MaxMessage - len(key) + 2*i - 4 // the key straddles the cut
+		pad := dialect.MaxMessage - len(key) + 2*i - 4 // the key straddles the cut
 		cfg += fmt.Sprintf("[[target]]\nname = \"echo-%d\"\nurl = \"%s/v1?pad=%d\"\ndialect = %q\nbearer_env = \"TEST_KEY\"\nsamples = [\"short\"]\nevery = \"300ms\"\njitter = \"0s\"\n",
 			i, srv.URL, pad, strings.TrimSuffix(echo, "-failed"))
 	}

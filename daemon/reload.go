@@ -11,6 +11,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 )
@@ -162,8 +163,8 @@ func (d *Daemon) prepare(st *staged) (err error) {
 	switch {
 	case d.builtin != nil:
 		builtinURL = d.builtin.URL
-	case jobs.NeedsBuiltin(cfg):
-		st.builtin = jobs.NewBuiltin()
+	case builtin.Needed(cfg):
+		st.builtin = builtin.New()
 		st.builtin.Start()
 		builtinURL = st.builtin.URL
 	}

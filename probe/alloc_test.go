@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
@@ -15,8 +16,8 @@ import (
 // the average over 640 events rounds to 0 allocations; a single one per
 // event, as string(ev.ID) was, reads 1).
 func TestRunEventAllocatesNothing(t *testing.T) {
-	o := Options{Sample: Samples["long"]}
-	r := newRun(context.Background(), &Target{Name: "t", Dialect: "sse", URL: "http://127.0.0.1:1/"}, &o)
+	o := Options{Sample: dialect.Samples["long"]}
+	r := newRun(context.Background(), &dialect.Target{Name: "t", Dialect: "sse", URL: "http://127.0.0.1:1/"}, &o)
 	if !r.prepare(&o) || r.check == nil {
 		t.Fatalf("prepare: %s %s (check %v)", r.rec.Outcome, r.rec.Error, r.check != nil)
 	}

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // A buffering proxy's stream over loopback: 100 chunks in 4 bursts, 1.4 s
@@ -14,8 +16,8 @@ import (
 // zero, and Buffering names the 4 bursts and 3 freezes.
 func TestBufferingFromBursts(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, refserver.NewUnstarted(refserver.Bursts(100, refserver.Ms(300, 1700, 3100, 4500)...)))
-	res := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 20*time.Second)
+	srv := reftest.Serve(t, refserver.NewUnstarted(refserver.Bursts(100, refserver.Ms(300, 1700, 3100, 4500)...)))
+	res := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 20*time.Second)
 	rec, tl := res.Record, res.Timeline
 	if rec.Outcome != Success || rec.Chunks != 100 || tl.ChunkCount() != 100 {
 		t.Fatalf("outcome %s, %d chunks: %s", rec.Outcome, rec.Chunks, rec.Error)
@@ -32,20 +34,20 @@ func TestBufferingFromBursts(t *testing.T) {
 	// the first no earlier than the next burst was due: bounds on each
 	// freeze, from the schedule and the client's own readings, that hold
 	// however late a busy machine read either burst.
-	c := closedConn(t, srv, 0)
+	c := reftest.ClosedConn(t, srv, 0)
 	var lo, hi float64
 	for k := range 3 {
 		last, first := tl.Chunks()[25*k+24], tl.Chunks()[25*(k+1)]
-		lo = max(lo, msSince(last, due(srv, c, k+1)))
-		hi = max(hi, msSince(due(srv, c, k), first))
+		lo = max(lo, reftest.MsSince(last, reftest.Due(srv, c, k+1)))
+		hi = max(hi, reftest.MsSince(reftest.Due(srv, c, k), first))
 	}
 	if b.LongestFreezeMs < lo-0.002 || b.LongestFreezeMs > hi+0.002 {
 		t.Errorf("longest freeze %v ms, want %.3f to %.3f ms (the schedule's 1.4 s pauses, as the client read them)", b.LongestFreezeMs, lo, hi)
 	}
 	// The first chunk came 300 ms after the headers on the schedule; the
 	// client read it no earlier, however late it read the headers.
-	if h := b.HeadersToFirstChunkMs; h == nil || *h < msSince(tl.Headers, due(srv, c, 0))-0.002 {
-		t.Errorf("headers to first chunk %v, the first burst was due %.3f ms after the client read the headers", deref(h), msSince(tl.Headers, due(srv, c, 0)))
+	if h := b.HeadersToFirstChunkMs; h == nil || *h < reftest.MsSince(tl.Headers, reftest.Due(srv, c, 0))-0.002 {
+		t.Errorf("headers to first chunk %v, the first burst was due %.3f ms after the client read the headers", reftest.Shown(h), reftest.MsSince(tl.Headers, reftest.Due(srv, c, 0)))
 	}
 }
 
@@ -69,21 +71,21 @@ func TestBufferingOneBurst(t *testing.T) {
 		want     bool
 	}{
 		{"40 chunks in one write", refserver.Bursts(40, time.Second), 40, true},
-		{"the reference server's 40 ms gaps", DemoDrillSchedule(), 12, false},
+		{"the reference server's 40 ms gaps", refserver.DrillEvents(), 12, false},
 		{"a fast real stream, 5 ms gaps", evenly(40, 50, 5), 40, false},
 		{"a 2-chunk answer in one write", refserver.Bursts(2, 100*time.Millisecond), 2, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := serve(t, refserver.NewUnstarted(tt.schedule))
-			res := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second)
+			srv := reftest.Serve(t, refserver.NewUnstarted(tt.schedule))
+			res := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second)
 			rec, tl := res.Record, res.Timeline
 			if rec.Outcome != Success || rec.Chunks != tt.chunks {
 				t.Fatalf("outcome %s (%s), %d chunks, want %d", rec.Outcome, rec.Error, rec.Chunks, tt.chunks)
 			}
 			b, ok := rec.Buffering()
 			if ok && !tt.want {
-				if why := starved(srv, closedConn(t, srv, 0), tl); why != "" {
+				if why := starved(srv, reftest.ClosedConn(t, srv, 0), tl); why != "" {
 					// The client itself read the stream in bursts: the
 					// flag is right for what it saw.
 					t.Logf("flagged, as a busy machine made the client read it: %s (%s)", b, why)
@@ -111,12 +113,12 @@ func starved(srv *refserver.Server, c refserver.Conn, tl Timeline) string {
 	if len(c.Sent) != tl.ChunkCount()+1 {
 		return ""
 	}
-	if first := srv.Schedule[c.Sent[0].Index].At; msSince(tl.Headers, tl.Chunks()[0]) > StallThresholdMs && first <= StallThresholdMs*time.Millisecond {
-		return fmt.Sprintf("read the first chunk %.0f ms after the headers, due %v after the request", msSince(tl.Headers, tl.Chunks()[0]), first)
+	if first := srv.Schedule[c.Sent[0].Index].At; reftest.MsSince(tl.Headers, tl.Chunks()[0]) > StallThresholdMs && first <= StallThresholdMs*time.Millisecond {
+		return fmt.Sprintf("read the first chunk %.0f ms after the headers, due %v after the request", reftest.MsSince(tl.Headers, tl.Chunks()[0]), first)
 	}
 	for i := 0; i+1 < tl.ChunkCount(); i++ {
-		if next := due(srv, c, i+1); !tl.Chunks()[i].Before(next) {
-			return fmt.Sprintf("read chunk %d %.1f ms after chunk %d was due", i+1, msSince(next, tl.Chunks()[i]), i+2)
+		if next := reftest.Due(srv, c, i+1); !tl.Chunks()[i].Before(next) {
+			return fmt.Sprintf("read chunk %d %.1f ms after chunk %d was due", i+1, reftest.MsSince(next, tl.Chunks()[i]), i+2)
 		}
 	}
 	return ""

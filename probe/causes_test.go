@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // brokenChunked serves three events without ids as HTTP/1.1 chunks on a
@@ -49,7 +51,7 @@ func TestBrokenBodyWithoutIDsNamesTheBreak(t *testing.T) {
 			t.Parallel()
 			ts := brokenChunked(t, tt.tail)
 			for _, noResume := range []bool{false, true} {
-				rec := runProbe(t, Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", NoResume: noResume}, "short", runDeadline).Record
+				rec := runProbe(t, dialect.Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", NoResume: noResume}, "short", reftest.RunDeadline).Record
 				t.Logf("resume off %v: %s", noResume, rec.Error)
 				wantOutcome(t, rec, UpstreamError, "connection broken mid-stream", tt.want, "after 3 content chunks")
 				if strings.Contains(rec.Error, "closed by the server") {
@@ -86,9 +88,9 @@ func TestServerRetryBeyondTheTimeout(t *testing.T) {
 	t.Parallel()
 	t.Run("retry: 3600000", func(t *testing.T) {
 		t.Parallel()
-		srv := serve(t, retrySchedule("3600000"))
+		srv := reftest.Serve(t, retrySchedule("3600000"))
 		start := time.Now()
-		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", 10*time.Second).Record
+		rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", 10*time.Second).Record
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("the run took %v: it slept on a wait it could never finish", d)
 		}
@@ -100,11 +102,11 @@ func TestServerRetryBeyondTheTimeout(t *testing.T) {
 	})
 	t.Run("retry: 300 fits", func(t *testing.T) {
 		t.Parallel()
-		srv := serve(t, retrySchedule("300"))
-		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", 10*time.Second).Record
+		srv := reftest.Serve(t, retrySchedule("300"))
+		rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", 10*time.Second).Record
 		wantOutcome(t, rec, Success)
 		if !rec.Resumed || rec.ReconnectMs == nil || *rec.ReconnectMs < 300 {
-			t.Errorf("resumed %v reconnect_ms %v: want a resume after the server's 300 ms", rec.Resumed, deref(rec.ReconnectMs))
+			t.Errorf("resumed %v reconnect_ms %v: want a resume after the server's 300 ms", rec.Resumed, reftest.Shown(rec.ReconnectMs))
 		}
 	})
 }
@@ -118,14 +120,14 @@ func TestTimeoutDuringServerRetry(t *testing.T) {
 	steps := append([]refserver.Step{{Raw: "retry: 3000\n\n"}}, r.Steps()...)
 	srv := refserver.NewUnstarted(steps)
 	srv.CloseAfter = 2
-	serve(t, srv)
+	reftest.Serve(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tg := Target{Name: "t", URL: srv.URL, Dialect: "openai-responses"}
+	tg := dialect.Target{Name: "t", URL: srv.URL, Dialect: "openai-responses"}
 	c := NewClient(tg)
 	t.Cleanup(c.HTTP.CloseIdleConnections)
 	start := time.Now()
-	rec := Run(ctx, tg, Options{Sample: Samples["short"], Client: c, FirstChunkTimeout: 300 * time.Millisecond}).Record
+	rec := Run(ctx, tg, Options{Sample: dialect.Samples["short"], Client: c, FirstChunkTimeout: 300 * time.Millisecond}).Record
 	if d := time.Since(start); d > 2500*time.Millisecond {
 		t.Errorf("the run took %v: the first-chunk timeout did not end the wait", d)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net/http"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
@@ -16,7 +17,7 @@ import (
 // A fresh HTTP/1.1 connection goes through resumeclient.Transport, which
 // keeps no goroutine or write buffer per live stream; keep-alive, HTTP/2
 // and proxies through net/http's transport.
-func NewClient(t Target) *resumeclient.Client {
+func NewClient(t dialect.Target) *resumeclient.Client {
 	var tlsConf *tls.Config
 	if t.InsecureSkipVerify {
 		tlsConf = &tls.Config{InsecureSkipVerify: true}

@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // By default every run opens a fresh connection and pays for it in
@@ -41,13 +44,13 @@ func TestConnectionPolicy(t *testing.T) {
 			ts.EnableHTTP2 = true // offered; taken only with http2
 			ts.StartTLS()
 			t.Cleanup(ts.Close)
-			tg := Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", InsecureSkipVerify: true, KeepAlive: tt.keepAlive, HTTP2: tt.http2}
+			tg := dialect.Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", InsecureSkipVerify: true, KeepAlive: tt.keepAlive, HTTP2: tt.http2}
 			c := NewClient(tg)
 			t.Cleanup(c.HTTP.CloseIdleConnections)
 			var recs []Record
 			for range 2 {
-				ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
-				recs = append(recs, Run(ctx, tg, Options{Sample: Samples["short"], Client: c}).Record)
+				ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
+				recs = append(recs, Run(ctx, tg, Options{Sample: dialect.Samples["short"], Client: c}).Record)
 				cancel()
 			}
 			for i, r := range recs {
@@ -62,11 +65,11 @@ func TestConnectionPolicy(t *testing.T) {
 				t.Errorf("%d connections for 2 runs, want %d", n, tt.conns)
 			}
 			if recs[0].ConnectMs == nil || recs[0].TLSMs == nil || recs[0].DNSMs != nil {
-				t.Errorf("first run: connect %v tls %v dns %v (an IP address needs no DNS)", deref(recs[0].ConnectMs), deref(recs[0].TLSMs), deref(recs[0].DNSMs))
+				t.Errorf("first run: connect %v tls %v dns %v (an IP address needs no DNS)", reftest.Shown(recs[0].ConnectMs), reftest.Shown(recs[0].TLSMs), reftest.Shown(recs[0].DNSMs))
 			}
 			second := recs[1].ConnectMs != nil && recs[1].TLSMs != nil
 			if second == tt.keepAlive {
-				t.Errorf("second run: connect %v tls %v with keep_alive %v", deref(recs[1].ConnectMs), deref(recs[1].TLSMs), tt.keepAlive)
+				t.Errorf("second run: connect %v tls %v with keep_alive %v", reftest.Shown(recs[1].ConnectMs), reftest.Shown(recs[1].TLSMs), tt.keepAlive)
 			}
 		})
 	}

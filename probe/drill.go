@@ -60,12 +60,8 @@ func (v Verdict) Failed() bool {
 
 // Defaults of the drills.
 const (
-	DefaultDropAfter = 3
-	DefaultRewind    = 3
-	DefaultStaleID   = "streamprobe-stale-id-0"
-	// DefaultStaleCursor is the stale drill's cursor for dialects that
-	// resume by a sequence number: far ahead of any stream.
-	DefaultStaleCursor   = "999999999"
+	DefaultDropAfter     = 3
+	DefaultRewind        = 3
 	DefaultMaxReconnects = 5
 )
 

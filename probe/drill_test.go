@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // drillSchedule is the demo's drill stream: ids 1..12, then [DONE] (13).
-func drillSchedule() []refserver.Step { return DemoDrillSchedule() }
+func drillSchedule() []refserver.Step { return refserver.DrillEvents() }
 
 // gapAfter is drillSchedule with every event after the nth one gap later.
 func gapAfter(n int, gap time.Duration) []refserver.Step {
@@ -32,7 +34,7 @@ func gapAfter(n int, gap time.Duration) []refserver.Step {
 func firstSentAfter(t *testing.T, srv *refserver.Server, lastID string) string {
 	t.Helper()
 	for i := 0; i < 4; i++ {
-		if c := closedConn(t, srv, i); c.LastEventID == lastID {
+		if c := reftest.ClosedConn(t, srv, i); c.LastEventID == lastID {
 			if len(c.Sent) == 0 {
 				t.Fatalf("the server sent nothing on the connection from %q", lastID)
 			}
@@ -45,10 +47,10 @@ func firstSentAfter(t *testing.T, srv *refserver.Server, lastID string) string {
 
 func runDrill(t *testing.T, srv *refserver.Server, d Drill) Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 	defer cancel()
-	return Run(ctx, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"},
-		Options{Sample: Samples["long"], Client: newClient(t), Drill: d})
+	return Run(ctx, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"},
+		Options{Sample: dialect.Samples["long"], Client: reftest.NewClient(t), Drill: d})
 }
 
 func TestDrillVerdicts(t *testing.T) {
@@ -103,28 +105,28 @@ func TestDrillVerdicts(t *testing.T) {
 			verdict: VerdictPass, chunks: 12, sent: "5"},
 		{name: "id on a cut-off event is not trusted", setup: func(s *refserver.Server) { s.CutAt = 4 }, drill: Drill{Name: DrillDrop, DropAfter: 100},
 			verdict: VerdictPass, chunks: 12, sent: "4"},
-		{name: "stale, error event", drill: Drill{Name: DrillStale}, verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "error_event"},
+		{name: "stale, error event", drill: Drill{Name: DrillStale}, verdict: VerdictStaleOK, chunks: 3, sent: dialect.DefaultStaleID, stale: "error_event"},
 		{name: "stale, 410", setup: func(s *refserver.Server) { s.Stale = refserver.StaleGone }, drill: Drill{Name: DrillStale},
-			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_410"},
+			verdict: VerdictStaleOK, chunks: 3, sent: dialect.DefaultStaleID, stale: "http_410"},
 		{name: "stale, 409 (not retried: the answer to the stale id)", setup: func(s *refserver.Server) {
 			s.StatusFor = func(r *http.Request, _ []byte) (int, string) {
-				if r.Header.Get("Last-Event-ID") == DefaultStaleID {
+				if r.Header.Get("Last-Event-ID") == dialect.DefaultStaleID {
 					return http.StatusConflict, ""
 				}
 				return 0, ""
 			}
-		}, drill: Drill{Name: DrillStale}, verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_409"},
+		}, drill: Drill{Name: DrillStale}, verdict: VerdictStaleOK, chunks: 3, sent: dialect.DefaultStaleID, stale: "http_409"},
 		{name: "stale, 204", setup: func(s *refserver.Server) { s.Stale = refserver.StaleNoContent }, drill: Drill{Name: DrillStale},
-			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "http_204"},
+			verdict: VerdictStaleOK, chunks: 3, sent: dialect.DefaultStaleID, stale: "http_204"},
 		{name: "stale, reset marker", setup: func(s *refserver.Server) { s.Stale = refserver.StaleReset }, drill: Drill{Name: DrillStale},
-			verdict: VerdictStaleOK, chunks: 3, sent: DefaultStaleID, stale: "reset_event"},
+			verdict: VerdictStaleOK, chunks: 3, sent: dialect.DefaultStaleID, stale: "reset_event"},
 		// The live tail starts where the server's clock stands when the
 		// client comes back: event 4 after a second of quiet after event
 		// 3, unless a busy machine reconnects later still (ids 5 and 10
 		// seen under load). The id named is the first the server sent on
 		// the stale connection (%s, from its log).
 		{name: "stale, silent live tail", schedule: gapAfter(3, time.Second), setup: func(s *refserver.Server) { s.Stale = refserver.StaleLive }, drill: Drill{Name: DrillStale},
-			verdict: VerdictUndefinedStale, chunks: 3, sent: DefaultStaleID, detail: "carried on from id %s with no reset marker (live tail)"},
+			verdict: VerdictUndefinedStale, chunks: 3, sent: dialect.DefaultStaleID, detail: "carried on from id %s with no reset marker (live tail)"},
 		{name: "stale, evicted by the retention window", setup: func(s *refserver.Server) { s.Retention = 2 }, drill: Drill{Name: DrillStale, StaleID: "1"},
 			verdict: VerdictStaleOK, chunks: 3, sent: "1", stale: "error_event"},
 		// A given id the server still has is not stale: it resumes from it
@@ -146,7 +148,7 @@ func TestDrillVerdicts(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(srv)
 			}
-			serve(t, srv)
+			reftest.Serve(t, srv)
 			res := runDrill(t, srv, tt.drill)
 			rec := res.Record
 			if rec.Verdict != tt.verdict {
@@ -176,7 +178,7 @@ func TestDrillVerdicts(t *testing.T) {
 			}
 			detail := tt.detail
 			if strings.Contains(detail, "%s") {
-				detail = fmt.Sprintf(detail, firstSentAfter(t, srv, DefaultStaleID))
+				detail = fmt.Sprintf(detail, firstSentAfter(t, srv, dialect.DefaultStaleID))
 			}
 			if !strings.Contains(rec.ResumeDetail, detail) {
 				t.Errorf("resume_detail %q lacks %q", rec.ResumeDetail, detail)
@@ -194,7 +196,7 @@ func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 	t.Parallel()
 	srv := refserver.NewUnstarted(drillSchedule())
 	srv.ResumeDelay = 500 * time.Millisecond
-	serve(t, srv)
+	reftest.Serve(t, srv)
 	res := runDrill(t, srv, Drill{Name: DrillDrop})
 	rec, tl := res.Record, res.Timeline
 	if rec.Verdict != VerdictPass || rec.Reconnects != 1 {
@@ -212,12 +214,12 @@ func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 	var want []float64
 	for i := 1; i < tl.ChunkCount(); i++ {
 		if i != b {
-			want = append(want, msSince(tl.Chunks()[i-1], tl.Chunks()[i]))
+			want = append(want, reftest.MsSince(tl.Chunks()[i-1], tl.Chunks()[i]))
 		}
 	}
 	stalls := 0
 	for i, g := range rec.Gaps.Values {
-		msIs(t, fmt.Sprintf("gap %d", i), &g, want[i])
+		reftest.MsIs(t, fmt.Sprintf("gap %d", i), &g, want[i])
 		if g > StallThresholdMs {
 			stalls++ // the schedule has none; a busy machine can make one
 		}
@@ -225,35 +227,35 @@ func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 	if rec.Stalls != stalls {
 		t.Errorf("stalls %d, the gaps %v give %d", rec.Stalls, rec.Gaps.Values, stalls)
 	}
-	if across := msSince(tl.Chunks()[b-1], tl.Chunks()[b]); across < 500 {
+	if across := reftest.MsSince(tl.Chunks()[b-1], tl.Chunks()[b]); across < 500 {
 		t.Errorf("the interval across the reconnect is %.1f ms, shorter than the server's 500 ms delay", across)
 	}
 	conns := srv.Conns()
 	if len(conns) != 2 || conns[1].LastEventID != "3" {
 		t.Fatalf("server saw %d connections", len(conns))
 	}
-	c1 := closedConn(t, srv, 1)
+	c1 := reftest.ClosedConn(t, srv, 1)
 	// The server's delay: its first event went out no earlier than
 	// ResumeDelay after the reconnect came in; the client's handshake is
 	// its request's start to that first chunk.
 	rc := tl.Reconnects[0]
-	msNotBefore(t, "resume_handshake_ms", rec.ResumeHandshakeMs, rc.Start, c1.Start.Add(srv.ResumeDelay))
-	msIs(t, "resume_handshake_ms", rec.ResumeHandshakeMs, msSince(rc.Start, rc.FirstChunk))
+	reftest.MsNotBefore(t, "resume_handshake_ms", rec.ResumeHandshakeMs, rc.Start, c1.Start.Add(srv.ResumeDelay))
+	reftest.MsIs(t, "resume_handshake_ms", rec.ResumeHandshakeMs, reftest.MsSince(rc.Start, rc.FirstChunk))
 	if *rec.ResumeHandshakeMs < 500 {
 		t.Errorf("resume_handshake_ms %.1f shorter than the server's delay", *rec.ResumeHandshakeMs)
 	}
 	// TFC is the first connection's: read before the drop.
-	msNotBefore(t, "tfc_ms (first connection)", rec.TFCMs, tl.Start, due(srv, closedConn(t, srv, 0), 0))
-	msIs(t, "tfc_ms (first connection)", rec.TFCMs, msSince(tl.Start, tl.Chunks()[0]))
+	reftest.MsNotBefore(t, "tfc_ms (first connection)", rec.TFCMs, tl.Start, reftest.Due(srv, reftest.ClosedConn(t, srv, 0), 0))
+	reftest.MsIs(t, "tfc_ms (first connection)", rec.TFCMs, reftest.MsSince(tl.Start, tl.Chunks()[0]))
 	if !tl.Chunks()[0].Before(rc.Drop) {
 		t.Errorf("the first chunk was read at %v, not before the drop at %v", tl.Chunks()[0].Sub(tl.Start), rc.Drop.Sub(tl.Start))
 	}
 	if rec.TailMs == nil || rec.TailExclReconnectMs == nil || *rec.TailMs-*rec.TailExclReconnectMs < 500 {
-		t.Errorf("tail %v, tail without reconnect %v", deref(rec.TailMs), deref(rec.TailExclReconnectMs))
+		t.Errorf("tail %v, tail without reconnect %v", reftest.Shown(rec.TailMs), reftest.Shown(rec.TailExclReconnectMs))
 	}
 	// reconnect_ms is the drop to the reconnect's headers, which came
 	// before the server's 500 ms delay: not the drop to the first chunk.
-	msIs(t, "reconnect_ms", rec.ReconnectMs, msSince(rc.Drop, rc.Headers))
+	reftest.MsIs(t, "reconnect_ms", rec.ReconnectMs, reftest.MsSince(rc.Drop, rc.Headers))
 	if !conns[0].ClientGone {
 		t.Error("the server did not see the first connection dropped")
 	}
@@ -261,11 +263,11 @@ func TestSlowReconnectStaysOutOfGaps(t *testing.T) {
 
 func TestDrillNotSupportedForChat(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, NewDemoServer())
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	srv := reftest.Serve(t, refserver.NewUnstarted(smallChat()))
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 	defer cancel()
-	rec := Run(ctx, Target{Name: "t", URL: srv.URL, Dialect: "openai-chat"},
-		Options{Sample: Samples["short"], Client: newClient(t), Drill: Drill{Name: DrillDrop}}).Record
+	rec := Run(ctx, dialect.Target{Name: "t", URL: srv.URL, Dialect: "openai-chat"},
+		Options{Sample: dialect.Samples["short"], Client: reftest.NewClient(t), Drill: Drill{Name: DrillDrop}}).Record
 	if rec.Verdict != VerdictNotSupported || rec.Outcome != Success || rec.Resumed || rec.Drill != DrillDrop {
 		t.Errorf("verdict %s outcome %s resumed %v drill %s", rec.Verdict, rec.Outcome, rec.Resumed, rec.Drill)
 	}
@@ -277,7 +279,7 @@ func TestDrillNoIDs(t *testing.T) {
 	for i := range steps {
 		steps[i].ID = ""
 	}
-	srv := serve(t, refserver.NewUnstarted(steps))
+	srv := reftest.Serve(t, refserver.NewUnstarted(steps))
 	rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
 	if rec.Verdict != VerdictNotSupported || rec.Outcome != UpstreamError || !strings.Contains(rec.ResumeDetail, "no event ids") {
 		t.Errorf("verdict %s (%s) outcome %s", rec.Verdict, rec.ResumeDetail, rec.Outcome)
@@ -293,7 +295,7 @@ func TestOpaqueIDs(t *testing.T) {
 	for _, bug := range []refserver.Bug{refserver.Correct, refserver.Inclusive, refserver.Skip} {
 		srv := refserver.NewUnstarted(steps)
 		srv.Bug = bug
-		serve(t, srv)
+		reftest.Serve(t, srv)
 		rec := runDrill(t, srv, Drill{Name: DrillDrop, OpaqueIDs: true}).Record
 		want := map[refserver.Bug]Verdict{refserver.Correct: VerdictPass, refserver.Inclusive: VerdictDuplicate, refserver.Skip: VerdictPass}[bug]
 		if rec.Verdict != want {

@@ -11,10 +11,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // fault runs the short sample against handler and returns the record.
-func fault(t *testing.T, tg Target, h http.HandlerFunc, timeout time.Duration, tls bool) Record {
+func fault(t *testing.T, tg dialect.Target, h http.HandlerFunc, timeout time.Duration, tls bool) Record {
 	t.Helper()
 	var srv *httptest.Server
 	if tls {
@@ -75,40 +78,40 @@ func TestFaultMatrix(t *testing.T) {
 		}}
 		tr := &http.Transport{DialContext: (&net.Dialer{Resolver: r}).DialContext}
 		defer tr.CloseIdleConnections()
-		ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+		ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 		defer cancel()
-		c := newClient(t)
+		c := reftest.NewClient(t)
 		c.HTTP.Transport = tr
-		rec := Run(ctx, Target{Name: "dns", URL: "http://streamprobe-no-such-host.invalid/x", Dialect: "sse"}, Options{Sample: Samples["short"], Client: c}).Record
+		rec := Run(ctx, dialect.Target{Name: "dns", URL: "http://streamprobe-no-such-host.invalid/x", Dialect: "sse"}, Options{Sample: dialect.Samples["short"], Client: c}).Record
 		wantOutcome(t, rec, UpstreamError, "lookup streamprobe-no-such-host.invalid")
 	})
 	t.Run("TLS unknown authority, verification on", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) { sseHeaders(w) }, runDeadline, true)
+		rec := fault(t, dialect.Target{}, func(w http.ResponseWriter, r *http.Request) { sseHeaders(w) }, reftest.RunDeadline, true)
 		wantOutcome(t, rec, UpstreamError, "certificate")
 	})
 	t.Run("TLS unknown authority, insecure_skip_verify", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{InsecureSkipVerify: true}, func(w http.ResponseWriter, r *http.Request) {
+		rec := fault(t, dialect.Target{InsecureSkipVerify: true}, func(w http.ResponseWriter, r *http.Request) {
 			sseHeaders(w)
 			io.WriteString(w, "data: a\n\ndata: [DONE]\n\n")
-		}, runDeadline, true)
+		}, reftest.RunDeadline, true)
 		wantOutcome(t, rec, Success)
 	})
 	t.Run("429 with Retry-After", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) {
+		rec := fault(t, dialect.Target{}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "30")
 			http.Error(w, "rate limited", http.StatusTooManyRequests)
-		}, runDeadline, false)
+		}, reftest.RunDeadline, false)
 		wantOutcome(t, rec, UpstreamError, "429", "rate limited")
 		if rec.HTTPStatus != 429 || rec.RetryAfterMs == nil || *rec.RetryAfterMs != 30000 {
-			t.Errorf("status %d retry_after_ms %v", rec.HTTPStatus, deref(rec.RetryAfterMs))
+			t.Errorf("status %d retry_after_ms %v", rec.HTTPStatus, reftest.Shown(rec.RetryAfterMs))
 		}
 	})
 	t.Run("503", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }, runDeadline, false)
+		rec := fault(t, dialect.Target{}, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }, reftest.RunDeadline, false)
 		wantOutcome(t, rec, UpstreamError, "503 Service Unavailable")
 	})
 	resetMidEvent := func(w http.ResponseWriter, r *http.Request) {
@@ -119,7 +122,7 @@ func TestFaultMatrix(t *testing.T) {
 	}
 	t.Run("reset mid-event, resume off", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{NoResume: true}, resetMidEvent, runDeadline, false)
+		rec := fault(t, dialect.Target{NoResume: true}, resetMidEvent, reftest.RunDeadline, false)
 		wantOutcome(t, rec, UpstreamError, "connection broken mid-stream", "after 1 content chunks")
 		if rec.Truncated != 1 || rec.LastEventID != "1" || rec.Chunks != 1 || rec.Resumed || rec.ServerDrops != 0 {
 			t.Errorf("truncated %d last id %q chunks %d resumed %v server_drops %d", rec.Truncated, rec.LastEventID, rec.Chunks, rec.Resumed, rec.ServerDrops)
@@ -130,7 +133,7 @@ func TestFaultMatrix(t *testing.T) {
 	// replay.
 	t.Run("reset mid-event on every connection", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, resetMidEvent, runDeadline, false)
+		rec := fault(t, dialect.Target{}, resetMidEvent, reftest.RunDeadline, false)
 		wantOutcome(t, rec, UpstreamError, "connection broken mid-stream", "gave up after 5 reconnects")
 		if rec.Truncated != 6 || rec.ServerDrops != 6 || rec.Reconnects != 5 || rec.LastEventIDSent != "1" || rec.Chunks != 1 {
 			t.Errorf("truncated %d server_drops %d reconnects %d sent %q chunks %d", rec.Truncated, rec.ServerDrops, rec.Reconnects, rec.LastEventIDSent, rec.Chunks)
@@ -142,7 +145,7 @@ func TestFaultMatrix(t *testing.T) {
 	t.Run("trickle of one byte per second", func(t *testing.T) {
 		t.Parallel()
 		start := time.Now()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) {
+		rec := fault(t, dialect.Target{}, func(w http.ResponseWriter, r *http.Request) {
 			f := sseHeaders(w)
 			for _, b := range []byte("data: slow\n\n") {
 				select {
@@ -161,7 +164,7 @@ func TestFaultMatrix(t *testing.T) {
 	})
 	t.Run("endless stream hits the max duration", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) {
+		rec := fault(t, dialect.Target{}, func(w http.ResponseWriter, r *http.Request) {
 			f := sseHeaders(w)
 			for i := 0; ; i++ {
 				select {
@@ -180,11 +183,11 @@ func TestFaultMatrix(t *testing.T) {
 	})
 	t.Run("event larger than the max event size", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{MaxEventSize: 64 << 10}, func(w http.ResponseWriter, r *http.Request) {
+		rec := fault(t, dialect.Target{MaxEventSize: 64 << 10}, func(w http.ResponseWriter, r *http.Request) {
 			f := sseHeaders(w)
 			io.WriteString(w, "data: "+strings.Repeat("x", 1<<20)+"\n\n")
 			f.Flush()
-		}, runDeadline, false)
+		}, reftest.RunDeadline, false)
 		wantOutcome(t, rec, ProtocolError, "event larger than the limit", "65536 bytes")
 		if rec.Bytes > 256<<10 {
 			t.Errorf("read %d bytes past a 64 KiB limit", rec.Bytes)
@@ -192,10 +195,10 @@ func TestFaultMatrix(t *testing.T) {
 	})
 	t.Run("malformed JSON in an openai-chat chunk", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{Dialect: "openai-chat"}, func(w http.ResponseWriter, r *http.Request) {
+		rec := fault(t, dialect.Target{Dialect: "openai-chat"}, func(w http.ResponseWriter, r *http.Request) {
 			sseHeaders(w)
 			io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"choices\": [oops\n\n")
-		}, runDeadline, false)
+		}, reftest.RunDeadline, false)
 		wantOutcome(t, rec, ProtocolError, "openai-chat: chunk is not valid JSON")
 		if strings.Contains(rec.Error, "oops") {
 			t.Errorf("the error quotes response content: %q", rec.Error)
@@ -203,7 +206,7 @@ func TestFaultMatrix(t *testing.T) {
 	})
 	t.Run("gzip-encoded stream", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) {
+		rec := fault(t, dialect.Target{}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Header().Set("Content-Encoding", "gzip")
 			w.WriteHeader(200)
@@ -223,7 +226,7 @@ func TestFaultMatrix(t *testing.T) {
 		}, 5*time.Second, false)
 		wantOutcome(t, rec, Success)
 		if rec.Chunks != 5 || rec.TFCMs == nil || rec.EndMs == nil || *rec.EndMs-*rec.TFCMs < 500 {
-			t.Errorf("chunks %d, tfc_ms %v, end_ms %v: the gzip stream was not read event by event", rec.Chunks, deref(rec.TFCMs), deref(rec.EndMs))
+			t.Errorf("chunks %d, tfc_ms %v, end_ms %v: the gzip stream was not read event by event", rec.Chunks, reftest.Shown(rec.TFCMs), reftest.Shown(rec.EndMs))
 		}
 	})
 	t.Run("redirects", func(t *testing.T) {
@@ -240,9 +243,9 @@ func TestFaultMatrix(t *testing.T) {
 				fmt.Fprintf(w, "data: %s %d\n\ndata: [DONE]\n\n", r.Method, len(body))
 			}
 		}
-		rec := fault(t, Target{URL: "/old"}, h, runDeadline, false)
+		rec := fault(t, dialect.Target{URL: "/old"}, h, reftest.RunDeadline, false)
 		wantOutcome(t, rec, Success)
-		rec = fault(t, Target{URL: "/old-post", Body: []byte(`{"x":1}`)}, h, runDeadline, false)
+		rec = fault(t, dialect.Target{URL: "/old-post", Body: []byte(`{"x":1}`)}, h, reftest.RunDeadline, false)
 		wantOutcome(t, rec, Success)
 		if rec.HTTPStatus != 200 {
 			t.Errorf("status %d", rec.HTTPStatus)
@@ -250,15 +253,15 @@ func TestFaultMatrix(t *testing.T) {
 	})
 	t.Run("closes before headers", func(t *testing.T) {
 		t.Parallel()
-		rec := fault(t, Target{}, func(w http.ResponseWriter, r *http.Request) {
+		rec := fault(t, dialect.Target{}, func(w http.ResponseWriter, r *http.Request) {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
 				conn.Close()
 			}
-		}, runDeadline, false)
+		}, reftest.RunDeadline, false)
 		wantOutcome(t, rec, UpstreamError, "EOF")
 		if rec.HeadersMs != nil || rec.HTTPStatus != 0 {
-			t.Errorf("headers %v status %d", deref(rec.HeadersMs), rec.HTTPStatus)
+			t.Errorf("headers %v status %d", reftest.Shown(rec.HeadersMs), rec.HTTPStatus)
 		}
 	})
 }

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/leak"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // idSchedule is a stream whose third event's id is id, closed by the
@@ -23,8 +25,8 @@ func idSchedule(id string) []refserver.Step {
 	return append(steps, refserver.Step{At: 30 * time.Millisecond, Data: "[DONE]"})
 }
 
-func hostileTarget(url string) Target {
-	return Target{Name: "t", URL: url, Dialect: "sse", EndData: "[DONE]", Header: http.Header{"Authorization": {"Bearer " + echoedKey}}}
+func hostileTarget(url string) dialect.Target {
+	return dialect.Target{Name: "t", URL: url, Dialect: "sse", EndData: "[DONE]", Header: http.Header{"Authorization": {"Bearer " + echoedKey}}}
 }
 
 // An event id that echoes the key, in every form, never shows it in the
@@ -36,10 +38,10 @@ func TestEchoedKeyInAnIDNeverShows(t *testing.T) {
 			t.Run(fmt.Sprintf("%s bug %d", name, bug), func(t *testing.T) {
 				t.Parallel()
 				id := "k" + form(echoedKey)
-				srv := serve(t, &refserver.Server{Schedule: idSchedule(id), CloseAfter: 3, Bug: bug})
-				ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+				srv := reftest.Serve(t, &refserver.Server{Schedule: idSchedule(id), CloseAfter: 3, Bug: bug})
+				ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 				defer cancel()
-				rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: Samples["long"], Drill: Drill{OpaqueIDs: true}}).Record
+				rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: dialect.Samples["long"], Drill: Drill{OpaqueIDs: true}}).Record
 				if !rec.Resumed || rec.LastEventIDSent == "" {
 					t.Fatalf("not resumed: %+v", rec)
 				}
@@ -71,11 +73,11 @@ func TestHugeIDsLeaveABoundedRecord(t *testing.T) {
 			}
 			steps = append(steps, refserver.Step{At: 50 * time.Millisecond, Data: "[DONE]"})
 			for _, d := range []Drill{{Name: DrillDrop}, {Name: DrillDuplicate}, {Name: DrillStale}} {
-				srv := serve(t, &refserver.Server{Schedule: steps, Bug: refserver.Inclusive})
+				srv := reftest.Serve(t, &refserver.Server{Schedule: steps, Bug: refserver.Inclusive})
 				tg := hostileTarget(srv.URL)
 				tg.MaxEventSize = 4 << 20
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // megabyte ids, -race, a busy machine
-				rec := Run(ctx, tg, Options{Sample: Samples["long"], Drill: d}).Record
+				rec := Run(ctx, tg, Options{Sample: dialect.Samples["long"], Drill: d}).Record
 				cancel()
 				b, _ := json.Marshal(rec)
 				if len(b) > MaxRecordLine {
@@ -103,10 +105,10 @@ func TestHugeIDsLeaveABoundedRecord(t *testing.T) {
 // record with them made visible, never as control bytes.
 func TestControlBytesInIDsAreVisible(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, &refserver.Server{Schedule: idSchedule("3\x1b]0;pwned\x07\x1b[2J\u202e"), CloseAfter: 3, Bug: refserver.Inclusive})
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	srv := reftest.Serve(t, &refserver.Server{Schedule: idSchedule("3\x1b]0;pwned\x07\x1b[2J\u202e"), CloseAfter: 3, Bug: refserver.Inclusive})
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 	defer cancel()
-	rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: Samples["long"], Drill: Drill{OpaqueIDs: true}}).Record
+	rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: dialect.Samples["long"], Drill: Drill{OpaqueIDs: true}}).Record
 	for name, v := range map[string]string{"last_event_id_sent": rec.LastEventIDSent, "resume_detail": rec.ResumeDetail} {
 		if strings.ContainsAny(v, "\x1b\x07\u202e") {
 			t.Errorf("%s %q holds control characters", name, v)
@@ -122,13 +124,13 @@ func TestControlBytesInIDsAreVisible(t *testing.T) {
 func TestUnsendableIDIsTheServersDefect(t *testing.T) {
 	t.Parallel()
 	for _, d := range []Drill{{}, {Name: DrillDrop}} {
-		srv := serve(t, &refserver.Server{Schedule: idSchedule("3\x01"), CloseAfter: 3})
+		srv := reftest.Serve(t, &refserver.Server{Schedule: idSchedule("3\x01"), CloseAfter: 3})
 		if d.Name != "" {
-			srv = serve(t, &refserver.Server{Schedule: idSchedule("3\x01")})
+			srv = reftest.Serve(t, &refserver.Server{Schedule: idSchedule("3\x01")})
 			d.DropAfter = 3
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
-		rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: Samples["long"], Drill: d}).Record
+		ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
+		rec := Run(ctx, hostileTarget(srv.URL), Options{Sample: dialect.Samples["long"], Drill: d}).Record
 		cancel()
 		if rec.Verdict != VerdictUnsendableID || !rec.Verdict.Failed() || !strings.Contains(rec.ResumeDetail, "0x01") {
 			t.Errorf("drill %q: verdict %s (%s), want unsendable_id naming the byte", d.Name, rec.Verdict, rec.ResumeDetail)

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/nginxtest"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // smallChat is a short OpenAI-style answer that fits nginx's first buffer
@@ -48,7 +50,7 @@ func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			up := serve(t, refserver.NewUnstarted(smallChat())) // its log is this run's alone
+			up := reftest.Serve(t, refserver.NewUnstarted(smallChat())) // its log is this run's alone
 			upstream := up.URL
 			if tt.noAccel {
 				noAccel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -59,20 +61,20 @@ func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 				upstream = noAccel.URL
 			}
 			px := nginxtest.Start(t, upstream, tt.location)
-			stalled := stallWatch()
-			res := runProbe(t, Target{Name: "nginx", URL: px.URL, Dialect: "openai-chat", Model: "m"}, "short", runDeadline)
+			stalled := reftest.StallWatch()
+			res := runProbe(t, dialect.Target{Name: "nginx", URL: px.URL, Dialect: "openai-chat", Model: "m"}, "short", reftest.RunDeadline)
 			stall := stalled()
 			rec := res.Record
 			if rec.Outcome != Success || rec.Chunks != 40 {
 				t.Fatalf("outcome %s (%s), %d chunks", rec.Outcome, rec.Error, rec.Chunks)
 			}
 			b, ok := rec.Buffering()
-			t.Logf("headers %v ms, TFC %v ms, gap p50 %v ms: buffering %v: %s; longest stall of this process %v", deref(rec.HeadersMs), deref(rec.TFCMs), deref(rec.Gaps.P50Ms), ok, b, stall)
+			t.Logf("headers %v ms, TFC %v ms, gap p50 %v ms: buffering %v: %s; longest stall of this process %v", reftest.Shown(rec.HeadersMs), reftest.Shown(rec.TFCMs), reftest.Shown(rec.Gaps.P50Ms), ok, b, stall)
 			if !tt.buffered {
 				// Passed on as it comes, the first chunk reaches the
 				// client before the upstream writes its last one; held,
 				// after (by the server's log).
-				last := closedConn(t, up, 0).Sent
+				last := reftest.ClosedConn(t, up, 0).Sent
 				if first := res.Timeline.Chunks()[0]; !first.Before(last[len(last)-1].First) {
 					t.Errorf("first chunk at %v, after the upstream's last write at %v: held", first, last[len(last)-1].First)
 				}
@@ -92,12 +94,12 @@ func TestNginxDefaultBufferingIsNamed(t *testing.T) {
 				// Held until the upstream's last chunk went out (at 4 s):
 				// headers and chunks together, and no gap the user saw.
 				if rec.HeadersMs == nil || *rec.HeadersMs < 1000 || b.Bursts != 1 || b.Freezes != 0 || !strings.HasPrefix(b.String(), "one burst: the chunks came together; ") {
-					t.Errorf("headers %v ms, %d bursts, %d freezes: %s", deref(rec.HeadersMs), b.Bursts, b.Freezes, b)
+					t.Errorf("headers %v ms, %d bursts, %d freezes: %s", reftest.Shown(rec.HeadersMs), b.Bursts, b.Freezes, b)
 				}
 				return
 			}
 			if rec.Gaps.P50Ms == nil || *rec.Gaps.P50Ms < 20 {
-				t.Errorf("gap p50 %v ms: the upstream's 100 ms gaps did not come through", deref(rec.Gaps.P50Ms))
+				t.Errorf("gap p50 %v ms: the upstream's 100 ms gaps did not come through", reftest.Shown(rec.Gaps.P50Ms))
 			}
 		})
 	}

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/r3labs/sse/v2"
+
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // A server nobody here wrote: r3labs/sse's Server with AutoReplay replays
@@ -26,10 +29,10 @@ func TestDropDrillAgainstR3labsServer(t *testing.T) {
 		ts.Close()
 		server.Close()
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 	defer cancel()
-	rec := Run(ctx, Target{Name: "r3labs", URL: ts.URL + "?stream=probe", Dialect: "sse", EndData: "[DONE]"},
-		Options{Sample: Samples["long"], Client: newClient(t), Drill: Drill{Name: DrillDrop}}).Record
+	rec := Run(ctx, dialect.Target{Name: "r3labs", URL: ts.URL + "?stream=probe", Dialect: "sse", EndData: "[DONE]"},
+		Options{Sample: dialect.Samples["long"], Client: reftest.NewClient(t), Drill: Drill{Name: DrillDrop}}).Record
 	if rec.Verdict != VerdictDuplicate {
 		t.Fatalf("verdict %s (%s), want duplicate; outcome %s %s", rec.Verdict, rec.ResumeDetail, rec.Outcome, rec.Error)
 	}

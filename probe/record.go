@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/textgate"
 )
@@ -20,12 +21,6 @@ const (
 	Timeout         Outcome = "timeout"
 	ProtocolError   Outcome = "protocol_error"
 )
-
-// Tokens are the token counts a provider reported.
-type Tokens struct {
-	Prompt     int `json:"prompt"`
-	Completion int `json:"completion"`
-}
 
 // Gaps summarises the intervals between consecutive content chunks.
 type Gaps struct {
@@ -45,39 +40,39 @@ type Gaps struct {
 // microsecond precision; a milestone that did not happen is omitted, never
 // zero. No prompt, response text or secret is ever part of it.
 type Record struct {
-	RequestID        string   `json:"request_id"`
-	Target           string   `json:"target"`
-	Sample           string   `json:"sample"`
-	SampleVersion    string   `json:"sample_version"`
-	Dialect          string   `json:"dialect"`
-	Drill            string   `json:"drill"`
-	Outcome          Outcome  `json:"outcome"`
-	Error            string   `json:"error,omitempty"`
-	HTTPStatus       int      `json:"http_status,omitempty"`
-	HTTPVersion      string   `json:"http_version,omitempty"`
-	RetryAfterMs     *float64 `json:"retry_after_ms,omitempty"`
-	DNSMs            *float64 `json:"dns_ms,omitempty"`
-	ConnectMs        *float64 `json:"connect_ms,omitempty"`
-	TLSMs            *float64 `json:"tls_ms,omitempty"`
-	HeadersMs        *float64 `json:"headers_ms,omitempty"`
-	FirstEventMs     *float64 `json:"first_event_ms,omitempty"`
-	FirstEffectiveMs *float64 `json:"first_effective_ms,omitempty"`
-	TFCMs            *float64 `json:"tfc_ms,omitempty"`
-	EndMs            *float64 `json:"end_ms,omitempty"`
-	Chunks           int      `json:"chunks"`
-	Events           int      `json:"events"`
-	Comments         int      `json:"comments"`
-	Truncated        int      `json:"truncated"`
-	Bytes            int64    `json:"bytes"`
-	WireBytes        *int64   `json:"wire_bytes,omitempty"`
-	Gaps             Gaps     `json:"gaps"`
-	TailMs           *float64 `json:"tail_ms,omitempty"`
-	CloseMs          *float64 `json:"close_ms,omitempty"`
-	Stalls           int      `json:"stalls_over_250ms"`
-	LastEventID      string   `json:"last_event_id,omitempty"`
-	Tokens           *Tokens  `json:"tokens,omitempty"`
-	VisibleTPS       *float64 `json:"visible_output_tps,omitempty"`
-	DurationMs       float64  `json:"duration_ms"`
+	RequestID        string          `json:"request_id"`
+	Target           string          `json:"target"`
+	Sample           string          `json:"sample"`
+	SampleVersion    string          `json:"sample_version"`
+	Dialect          string          `json:"dialect"`
+	Drill            string          `json:"drill"`
+	Outcome          Outcome         `json:"outcome"`
+	Error            string          `json:"error,omitempty"`
+	HTTPStatus       int             `json:"http_status,omitempty"`
+	HTTPVersion      string          `json:"http_version,omitempty"`
+	RetryAfterMs     *float64        `json:"retry_after_ms,omitempty"`
+	DNSMs            *float64        `json:"dns_ms,omitempty"`
+	ConnectMs        *float64        `json:"connect_ms,omitempty"`
+	TLSMs            *float64        `json:"tls_ms,omitempty"`
+	HeadersMs        *float64        `json:"headers_ms,omitempty"`
+	FirstEventMs     *float64        `json:"first_event_ms,omitempty"`
+	FirstEffectiveMs *float64        `json:"first_effective_ms,omitempty"`
+	TFCMs            *float64        `json:"tfc_ms,omitempty"`
+	EndMs            *float64        `json:"end_ms,omitempty"`
+	Chunks           int             `json:"chunks"`
+	Events           int             `json:"events"`
+	Comments         int             `json:"comments"`
+	Truncated        int             `json:"truncated"`
+	Bytes            int64           `json:"bytes"`
+	WireBytes        *int64          `json:"wire_bytes,omitempty"`
+	Gaps             Gaps            `json:"gaps"`
+	TailMs           *float64        `json:"tail_ms,omitempty"`
+	CloseMs          *float64        `json:"close_ms,omitempty"`
+	Stalls           int             `json:"stalls_over_250ms"`
+	LastEventID      string          `json:"last_event_id,omitempty"`
+	Tokens           *dialect.Tokens `json:"tokens,omitempty"`
+	VisibleTPS       *float64        `json:"visible_output_tps,omitempty"`
+	DurationMs       float64         `json:"duration_ms"`
 	// Session dialects (mcp): the session setup before the stream, the
 	// server's messages unrelated to the call, and what followed the
 	// cancel sample's cancel message (see docs/mcp.md).
@@ -122,8 +117,6 @@ const (
 	MaxRecordAnswer = 256                       // stale_answer
 	MaxRecordDetail = 1024                      // resume_detail
 	MaxRecordProto  = 16                        // http_version
-	// MaxDetailID bounds an id quoted inside a detail or an error.
-	MaxDetailID = 64
 	// MaxGapValues bounds gaps.values_ms: the first gaps of a run, for the
 	// reports that pool them; gaps.count and the run's own p50, p95, max
 	// and last 5 are over every gap.
@@ -199,7 +192,7 @@ func roundMs(v float64) float64 { return math.Round(v*1e3) / 1e3 }
 // still measured a whole stream. Timings of a run enter the metrics and
 // the scorecard's cells only when it is Intended.
 func (r Record) Intended() bool {
-	if Samples[r.Sample].Cancel {
+	if dialect.Samples[r.Sample].Cancel {
 		return r.Outcome == ClientCancelled && r.Chunks > 0
 	}
 	return r.Outcome == Success

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // The scorecard article's worked example: chunks at these offsets, the end
@@ -18,7 +20,7 @@ func TestReduceWorkedExample(t *testing.T) {
 	f := func(name string, got *float64, want float64) {
 		t.Helper()
 		if got == nil || *got != want {
-			t.Errorf("%s = %v, want %v", name, deref(got), want)
+			t.Errorf("%s = %v, want %v", name, reftest.Shown(got), want)
 		}
 	}
 	f("tfc", s.TFC, 412)
@@ -36,13 +38,6 @@ func TestReduceWorkedExample(t *testing.T) {
 	if want := []float64{57, 259, 48, 46}; !slices.Equal(s.Last5[1:], want) || len(s.Last5) != 5 {
 		t.Errorf("last5 = %v", s.Last5)
 	}
-}
-
-func deref(p *float64) any {
-	if p == nil {
-		return "absent"
-	}
-	return *p
 }
 
 func TestPercentileMethod(t *testing.T) {
@@ -90,7 +85,7 @@ func TestReduceAbsentIsNotZero(t *testing.T) {
 		t.Errorf("one chunk, no end: %+v", one)
 	}
 	if one.Tail == nil || *one.Tail != 0 {
-		t.Errorf("one chunk: tail = %v, want 0", deref(one.Tail))
+		t.Errorf("one chunk: tail = %v, want 0", reftest.Shown(one.Tail))
 	}
 }
 
@@ -98,7 +93,7 @@ func TestReduceBreaksExcludeReconnect(t *testing.T) {
 	// Chunk 3 is the first after a reconnect: the 2 s interval is not a gap.
 	s := Reduce([]float64{100, 150, 200, 2200, 2250}, nil, 3)
 	if len(s.Gaps) != 3 || *s.GapMax != 50 || s.Stalls != 0 || s.Exclude != 1 {
-		t.Errorf("gaps %v max %v stalls %d excluded %d", s.Gaps, deref(s.GapMax), s.Stalls, s.Exclude)
+		t.Errorf("gaps %v max %v stalls %d excluded %d", s.Gaps, reftest.Shown(s.GapMax), s.Stalls, s.Exclude)
 	}
 }
 

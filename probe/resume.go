@@ -152,7 +152,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 	if !ok {
 		return false
 	}
-	next, err := r.d.Resume(r.req, id, r.respID)
+	next, err := r.rs.Resume(r.req, id, r.respID)
 	if err != nil {
 		r.fail(UpstreamError, "cannot resume: %v", err)
 		return false
@@ -274,7 +274,7 @@ func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
 	case byServer:
 	case r.drill == DrillStale && r.step == 1:
 		r.staleConn = true
-		return orStr(r.dr.StaleID, r.d.StaleCursor()), true
+		return orStr(r.dr.StaleID, r.rs.StaleCursor()), true
 	case r.drill == DrillDuplicate && r.step == 1:
 		r.dupID = last
 	case r.drill == DrillDuplicate && r.step == 2:
@@ -357,7 +357,7 @@ func (r *run) finishResume(s Scores) {
 // verdict sets the record's resume verdict, unless one is set already.
 func (r *run) verdict(c *resumeCheck) {
 	rec := &r.rec
-	label := r.d.CursorLabel(r.show(rec.LastEventIDSent))
+	label := r.rs.Label(r.show(rec.LastEventIDSent))
 	switch {
 	case rec.Verdict != "":
 	case r.stale != "":

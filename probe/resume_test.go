@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // A server that ends the stream cleanly after event 5, before [DONE], is
@@ -31,8 +33,8 @@ func TestServerDropResumedByDefault(t *testing.T) {
 			srv := refserver.NewUnstarted(drillSchedule())
 			tt.setup(srv)
 			srv.ResumeHeaderDelay = 300 * time.Millisecond
-			serve(t, srv)
-			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", runDeadline).Record
+			reftest.Serve(t, srv)
+			rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", reftest.RunDeadline).Record
 			if rec.Outcome != Success || rec.Chunks != 12 {
 				t.Fatalf("outcome %s (%s), chunks %d", rec.Outcome, rec.Error, rec.Chunks)
 			}
@@ -50,7 +52,7 @@ func TestServerDropResumedByDefault(t *testing.T) {
 				t.Errorf("server saw %d connections, resume from %q", len(c), c[len(c)-1].LastEventID)
 			}
 			if rec.ReconnectMs == nil || *rec.ReconnectMs < 300 {
-				t.Errorf("reconnect_ms %v, want >= the server's 300 ms header delay", deref(rec.ReconnectMs))
+				t.Errorf("reconnect_ms %v, want >= the server's 300 ms header delay", reftest.Shown(rec.ReconnectMs))
 			}
 		})
 	}
@@ -58,8 +60,8 @@ func TestServerDropResumedByDefault(t *testing.T) {
 		t.Parallel()
 		srv := refserver.NewUnstarted(drillSchedule())
 		srv.CloseAfter = 5
-		serve(t, srv)
-		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]", NoResume: true}, "long", runDeadline).Record
+		reftest.Serve(t, srv)
+		rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]", NoResume: true}, "long", reftest.RunDeadline).Record
 		if rec.Outcome != UpstreamError || rec.Chunks != 5 || rec.Resumed || rec.Verdict != "" || !strings.Contains(rec.Error, "before the end marker") {
 			t.Errorf("outcome %s (%s) chunks %d resumed %v verdict %q", rec.Outcome, rec.Error, rec.Chunks, rec.Resumed, rec.Verdict)
 		}
@@ -72,8 +74,8 @@ func TestServerDropResumedByDefault(t *testing.T) {
 		}
 		srv := refserver.NewUnstarted(steps)
 		srv.CloseAfter = 5
-		serve(t, srv)
-		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", runDeadline).Record
+		reftest.Serve(t, srv)
+		rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", reftest.RunDeadline).Record
 		if rec.Outcome != UpstreamError || rec.Resumed || rec.ServerDrops != 1 || !strings.Contains(rec.Error, "no event id to resume from") {
 			t.Errorf("outcome %s (%s) resumed %v server_drops %d", rec.Outcome, rec.Error, rec.Resumed, rec.ServerDrops)
 		}
@@ -88,8 +90,8 @@ func TestServerDropResumedByDefault(t *testing.T) {
 		r.Completed(120*time.Millisecond, 5, 8)
 		srv := refserver.NewUnstarted(r.Steps())
 		srv.CloseAfter = 4
-		serve(t, srv)
-		rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "openai-responses"}, "long", runDeadline).Record
+		reftest.Serve(t, srv)
+		rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "openai-responses"}, "long", reftest.RunDeadline).Record
 		if rec.Outcome != Success || rec.Chunks != 8 || rec.ServerDrops != 1 || rec.LastEventIDSent != "3" || rec.Verdict != VerdictPass {
 			t.Fatalf("outcome %s (%s) chunks %d server_drops %d sent %q verdict %s (%s)", rec.Outcome, rec.Error, rec.Chunks, rec.ServerDrops, rec.LastEventIDSent, rec.Verdict, rec.ResumeDetail)
 		}
@@ -132,7 +134,7 @@ func TestStaleAnswers(t *testing.T) {
 			}
 			srv := refserver.NewUnstarted(sched)
 			tt.setup(srv)
-			serve(t, srv)
+			reftest.Serve(t, srv)
 			rec := runDrill(t, srv, Drill{Name: DrillStale}).Record
 			if rec.Verdict != tt.verdict || rec.StaleAnswer != tt.answer || !strings.Contains(rec.ResumeDetail, tt.detail) {
 				t.Errorf("verdict %s answer %q detail %q; want %s %q %q", rec.Verdict, rec.StaleAnswer, rec.ResumeDetail, tt.verdict, tt.answer, tt.detail)
@@ -155,7 +157,7 @@ func TestStaleAnswers(t *testing.T) {
 			}
 		}))
 		t.Cleanup(ts.Close)
-		rec := runDrill(t, &refserver.Server{Server: ts}, Drill{Name: DrillStale}).Record
+		rec := runDrill(t, &refserver.Server{URL: ts.URL}, Drill{Name: DrillStale}).Record
 		if rec.Verdict != VerdictUndefinedStale || !strings.HasSuffix(rec.ResumeDetail, "(live tail); the response header Last-Event-ID: streamprobe-stale-id-0 came back") {
 			t.Errorf("verdict %s detail %q", rec.Verdict, rec.ResumeDetail)
 		}
@@ -169,7 +171,7 @@ func TestDuplicateDrillRewindsBehind(t *testing.T) {
 	for _, d := range []Drill{{Name: DrillDuplicate}, {Name: DrillDuplicate, DropAfter: 1, Rewind: 1}, {Name: DrillDuplicate, DropAfter: 2, Rewind: 5}} {
 		t.Run(fmt.Sprintf("drop after %d, rewind %d", d.DropAfter, d.Rewind), func(t *testing.T) {
 			t.Parallel()
-			srv := serve(t, refserver.NewUnstarted(drillSchedule()))
+			srv := reftest.Serve(t, refserver.NewUnstarted(drillSchedule()))
 			rec := runDrill(t, srv, d).Record
 			if rec.Verdict != VerdictPass {
 				t.Fatalf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
@@ -220,7 +222,7 @@ func TestRestartedOnlyLater(t *testing.T) {
 		io.WriteString(w, "data: [DONE]\n\n")
 	}))
 	t.Cleanup(ts.Close)
-	rec := runDrill(t, &refserver.Server{Server: ts}, Drill{Name: DrillDuplicate}).Record
+	rec := runDrill(t, &refserver.Server{URL: ts.URL}, Drill{Name: DrillDuplicate}).Record
 	want := "server restarted from the first event (id 1) when sent Last-Event-ID: 3, though it had resumed correctly before"
 	if rec.Verdict != VerdictRestarted || !strings.Contains(rec.ResumeDetail, want) {
 		t.Errorf("verdict %s detail %q, want %q", rec.Verdict, rec.ResumeDetail, want)
@@ -237,7 +239,7 @@ func TestNonIntegerIDsCheckedAsOpaque(t *testing.T) {
 			steps[i].ID = fmt.Sprintf("evt-%c", 'a'+i)
 		}
 	}
-	srv := serve(t, refserver.NewUnstarted(steps))
+	srv := reftest.Serve(t, refserver.NewUnstarted(steps))
 	rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
 	if rec.Verdict != VerdictPass || !strings.Contains(rec.ResumeDetail, `(ids are not integers, e.g. "evt-a": checked as opaque ids`) {
 		t.Errorf("verdict %s detail %q", rec.Verdict, rec.ResumeDetail)
@@ -248,7 +250,7 @@ func TestNonIntegerIDsCheckedAsOpaque(t *testing.T) {
 // that event: the drill is exercised, never judged not_supported.
 func TestDropAtBeforeTheFirstEvent(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, refserver.NewUnstarted(drillSchedule())) // first event at 100 ms
+	srv := reftest.Serve(t, refserver.NewUnstarted(drillSchedule())) // first event at 100 ms
 	rec := runDrill(t, srv, Drill{Name: DrillDrop, DropAt: time.Millisecond}).Record
 	if rec.Verdict != VerdictPass || rec.LastEventIDSent != "1" || rec.Outcome != Success {
 		t.Errorf("verdict %s (%s), sent %q, outcome %s %s", rec.Verdict, rec.ResumeDetail, rec.LastEventIDSent, rec.Outcome, rec.Error)
@@ -284,7 +286,7 @@ func TestReplaysBeyondTheWindow(t *testing.T) {
 				io.WriteString(w, b.String()+end)
 			}))
 			t.Cleanup(ts.Close)
-			rec := runProbe(t, Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
+			rec := runProbe(t, dialect.Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
 			if rec.Verdict != tt.verdict || !strings.Contains(rec.ResumeDetail, tt.detail) {
 				t.Errorf("verdict %s (%s), want %s (%s)", rec.Verdict, rec.ResumeDetail, tt.verdict, tt.detail)
 			}
@@ -319,12 +321,12 @@ func TestFailedReconnectIsRetried(t *testing.T) {
 		}
 	}))
 	t.Cleanup(ts.Close)
-	rec := runProbe(t, Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
+	rec := runProbe(t, dialect.Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
 	if rec.Outcome != Success || rec.ServerDrops != 1 || rec.Reconnects != 1 || rec.Verdict != VerdictPass || rec.Chunks != 3 {
 		t.Fatalf("outcome %s (%s) server_drops %d reconnects %d verdict %s chunks %d", rec.Outcome, rec.Error, rec.ServerDrops, rec.Reconnects, rec.Verdict, rec.Chunks)
 	}
 	if rec.ReconnectMs == nil || *rec.ReconnectMs < 150 {
-		t.Errorf("reconnect_ms %v: it must run from the drop, across the failed attempt of 150 ms", deref(rec.ReconnectMs))
+		t.Errorf("reconnect_ms %v: it must run from the drop, across the failed attempt of 150 ms", reftest.Shown(rec.ReconnectMs))
 	}
 }
 
@@ -354,8 +356,8 @@ func TestResumeConflictIsRetried(t *testing.T) {
 				left--
 				return http.StatusConflict, `{"error":"stream already has an active connection"}`
 			}
-			serve(t, srv)
-			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", runDeadline).Record
+			reftest.Serve(t, srv)
+			rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", reftest.RunDeadline).Record
 			conns := srv.Conns()
 			if tt.ok {
 				if rec.Outcome != Success || rec.Chunks != 12 || rec.Verdict != VerdictPass || rec.Reconnects != 1 {

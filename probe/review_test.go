@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 // Cases a review of the drill engine found; each failed before its fix.
@@ -19,9 +20,9 @@ func TestDrillReviewCases(t *testing.T) {
 		t.Parallel()
 		srv := refserver.NewUnstarted(drillSchedule())
 		srv.ResetAfter = 2 // the server drops first; the client's own drop comes later
-		serve(t, srv)
+		reftest.Serve(t, srv)
 		rec := runDrill(t, srv, Drill{Name: DrillStale}).Record
-		if rec.Verdict != VerdictStaleOK || rec.LastEventIDSent != DefaultStaleID {
+		if rec.Verdict != VerdictStaleOK || rec.LastEventIDSent != dialect.DefaultStaleID {
 			t.Errorf("verdict %s (%s), sent %q", rec.Verdict, rec.ResumeDetail, rec.LastEventIDSent)
 		}
 	})
@@ -30,7 +31,7 @@ func TestDrillReviewCases(t *testing.T) {
 		steps := append([]refserver.Step{{At: 50 * time.Millisecond, Data: "no id"}}, drillSchedule()...)
 		srv := refserver.NewUnstarted(steps)
 		srv.Bug = refserver.Restart
-		serve(t, srv)
+		reftest.Serve(t, srv)
 		rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
 		if rec.Verdict != VerdictRestarted {
 			t.Errorf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
@@ -38,7 +39,7 @@ func TestDrillReviewCases(t *testing.T) {
 	})
 	t.Run("a drill that never dropped is not a pass", func(t *testing.T) {
 		t.Parallel()
-		srv := serve(t, refserver.NewUnstarted(refserver.Events(refserver.Ms(10, 20), 30*time.Millisecond)))
+		srv := reftest.Serve(t, refserver.NewUnstarted(refserver.Events(refserver.Ms(10, 20), 30*time.Millisecond)))
 		rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
 		if rec.Verdict != VerdictNotExercised || !rec.Verdict.Failed() || !strings.Contains(rec.ResumeDetail, "ended after 2 content chunks") {
 			t.Errorf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
@@ -48,7 +49,7 @@ func TestDrillReviewCases(t *testing.T) {
 		t.Parallel()
 		srv := refserver.NewUnstarted(drillSchedule())
 		srv.ResumeDelay = 300 * time.Millisecond
-		serve(t, srv)
+		reftest.Serve(t, srv)
 		res := runDrill(t, srv, Drill{Name: DrillDuplicate})
 		rec := res.Record
 		// New chunks: 1-3, 4-6, then 7-12; the user waited from the first
@@ -63,18 +64,6 @@ func TestDrillReviewCases(t *testing.T) {
 		}
 		if got := *rec.TailMs - *rec.TailExclReconnectMs; got < waited-1 || got > waited+1 {
 			t.Errorf("tail - tail_excl_reconnect = %.1f ms, the resume spans add to %.1f ms", got, waited)
-		}
-	})
-	t.Run("responses resume keeps the query string", func(t *testing.T) {
-		t.Parallel()
-		srv := serve(t, refserver.NewUnstarted(responsesSchedule()))
-		ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
-		defer cancel()
-		rec := Run(ctx, Target{Name: "azure", URL: srv.URL + "/openai?api-version=2025-04-01", Dialect: "openai-responses"},
-			Options{Sample: Samples["long"], Client: newClient(t), Drill: Drill{Name: DrillDrop}}).Record
-		c := srv.Conns()
-		if rec.Verdict != VerdictPass || len(c) < 2 || !strings.Contains(c[1].Query, "api-version=2025-04-01") || c[1].Path != "/openai/v1/responses/resp_ssetest" {
-			t.Errorf("verdict %s (%s %s); resume %s?%s", rec.Verdict, rec.Error, rec.ResumeDetail, c[len(c)-1].Path, c[len(c)-1].Query)
 		}
 	})
 }
@@ -93,7 +82,7 @@ func TestSecretsStayHome(t *testing.T) {
 		defer first.Close()
 		h := http.Header{}
 		h.Set("X-Api-Key", key)
-		rec := runProbe(t, Target{Name: "r", URL: first.URL, Dialect: "anthropic-messages", Header: h}, "short", 3*time.Second).Record
+		rec := runProbe(t, dialect.Target{Name: "r", URL: first.URL, Dialect: "anthropic-messages", Header: h}, "short", 3*time.Second).Record
 		select {
 		case got := <-hit:
 			t.Fatalf("the other host got a request (x-api-key %q)", got)
@@ -112,7 +101,7 @@ func TestSecretsStayHome(t *testing.T) {
 		defer srv.Close()
 		h := http.Header{}
 		h.Set("Authorization", "Bearer "+key)
-		rec := runProbe(t, Target{Name: "r", URL: srv.URL, Dialect: "openai-chat", Header: h}, "short", 3*time.Second).Record
+		rec := runProbe(t, dialect.Target{Name: "r", URL: srv.URL, Dialect: "openai-chat", Header: h}, "short", 3*time.Second).Record
 		if strings.Contains(rec.Error, key) || !strings.Contains(rec.Error, "[redacted]") {
 			t.Errorf("error %q", rec.Error)
 		}

@@ -20,13 +20,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
 	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // Options are the per-run settings of a probe.
 type Options struct {
-	Sample Sample
+	Sample dialect.Sample
 	// CancelAfter is how many content chunks the cancel sample reads
 	// before it cancels; 0 means DefaultCancelAfter.
 	CancelAfter int
@@ -69,7 +70,7 @@ func NewRequestID() string {
 // running o.Drill's drops and resumes on the way. The caller owns the
 // deadline: ctx's deadline is the probe's timeout, and a cancellation of ctx
 // is recorded as client_cancelled.
-func Run(ctx context.Context, t Target, o Options) Result {
+func Run(ctx context.Context, t dialect.Target, o Options) Result {
 	// Run's own frame stays small: the goroutine that calls it blocks in
 	// the stream's reads below it for as long as the stream lasts, and a
 	// deep stack there doubles that goroutine's stack (8 to 16 KiB per
@@ -87,14 +88,14 @@ func Run(ctx context.Context, t Target, o Options) Result {
 // newRun starts the record of a run of o.Sample against t.
 //
 //go:noinline
-func newRun(ctx context.Context, t *Target, o *Options) *run {
+func newRun(ctx context.Context, t *dialect.Target, o *Options) *run {
 	r := &run{ctx: ctx, t: *t, drill: o.Drill.name(), dr: &noDrill, timeout: o.Timeout, firstChunkTimeout: o.FirstChunkTimeout}
 	if !reflect.ValueOf(o.Drill).IsZero() {
 		dr := o.Drill
 		r.dr = &dr
 	}
 	if o.Sample.Cancel {
-		r.cancelAfter = orInt(o.CancelAfter, DefaultCancelAfter)
+		r.cancelAfter = orInt(o.CancelAfter, dialect.DefaultCancelAfter)
 	}
 	r.rec = Record{
 		RequestID: o.RequestID, Target: t.Name, Sample: o.Sample.Name, SampleVersion: o.Sample.Version,
@@ -156,9 +157,10 @@ type run struct {
 	ctx context.Context
 	// cancel cancels ctx with a cause (FirstChunkTimeout); nil without one.
 	cancel  context.CancelCauseFunc
-	t       Target
-	d       Dialect
-	session sessionDialect // the session to end, once opened
+	t       dialect.Target
+	d       dialect.Dialect
+	rs      dialect.Resumer // how d resumes; nil: it cannot
+	session dialect.Session // the session to end, once opened
 	drill   string
 	// dr is the drill's options: a copy when Options.Drill sets any,
 	// else noDrill (never written).
@@ -171,7 +173,7 @@ type run struct {
 	cancelAfter       int
 	rec               Record
 	tl                Timeline
-	tok               *Tokens
+	tok               *dialect.Tokens
 	c                 *resumeclient.Client
 	req               resumeclient.Request
 	check             *resumeCheck
@@ -231,7 +233,7 @@ func (r *run) fail(o Outcome, format string, args ...any) {
 
 // show is an id (or any text from the stream) as a detail or an error
 // quotes it: scrubbed and cut to MaxDetailID.
-func (r *run) show(id string) string { return textgate.Scrub(id, r.secrets, MaxDetailID) }
+func (r *run) show(id string) string { return textgate.Scrub(id, r.secrets, dialect.MaxDetailID) }
 
 func (r *run) now() time.Time {
 	if r.c != nil && r.c.Now != nil {
@@ -245,13 +247,13 @@ func (r *run) now() time.Time {
 //
 //go:noinline
 func (r *run) prepare(o *Options) bool {
-	d, err := LookupDialect(r.t.Dialect)
+	d, err := dialect.Lookup(r.t.Dialect)
 	if err != nil {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return false
 	}
-	r.d = d
-	if r.drill != DrillNone && !d.Resumable() {
+	r.d, r.rs = d, d.Resumer()
+	if r.drill != DrillNone && r.rs == nil {
 		r.rec.Verdict = VerdictNotSupported
 		r.rec.ResumeDetail = fmt.Sprintf("the %s dialect has no resume: the %s drill ran as a plain request", r.t.Dialect, r.drill)
 		r.drill = DrillNone
@@ -262,8 +264,8 @@ func (r *run) prepare(o *Options) bool {
 		return false
 	}
 	r.secrets = textgate.Secrets(r.req.Header, append(textgate.URLSecrets(r.req.URL), textgate.ProxySecrets()...)...)
-	if d.Resumable() && (r.drill != DrillNone || !r.t.NoResume) {
-		r.check = newResumeCheck(r.dr.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return d.CursorLabel(r.show(id)) })
+	if r.rs != nil && (r.drill != DrillNone || !r.t.NoResume) {
+		r.check = newResumeCheck(r.dr.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return r.rs.Label(r.show(id)) })
 	}
 	if r.req.Header == nil {
 		r.req.Header = http.Header{}
@@ -279,7 +281,7 @@ func (r *run) prepare(o *Options) bool {
 		c.MaxEventSize = r.t.MaxEventSize
 		r.c = &c
 	}
-	if sd, ok := d.(sessionDialect); ok {
+	if sd, ok := d.(dialect.Session); ok {
 		if !r.openSession(sd) {
 			return false
 		}
@@ -320,7 +322,7 @@ func (r *run) loop() {
 
 // openSession runs a session dialect's requests before the stream; a
 // failure ends the run, named as the setup's.
-func (r *run) openSession(sd sessionDialect) bool {
+func (r *run) openSession(sd dialect.Session) bool {
 	start := r.now()
 	err := sd.OpenSession(r.ctx, r.c, r.t, &r.req)
 	r.rec.SessionMs = ptr(ms(r.now().Sub(start)))
@@ -332,7 +334,7 @@ func (r *run) openSession(sd sessionDialect) bool {
 	if errors.As(err, &se) {
 		r.rec.HTTPStatus = se.Status
 	}
-	if errors.Is(err, errSetup) {
+	if errors.Is(err, dialect.ErrSetup) {
 		r.fail(ProtocolError, "session setup: %v", err)
 		return false
 	}

@@ -2,16 +2,15 @@ package probe
 
 import (
 	"context"
-	"math"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
-	"github.com/streamprobe/streamprobe/resumeclient"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,82 +29,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // to the server's writes on a quiet machine is bench/accuracy's to
 // measure.
 
-// runDeadline bounds a run that is to end on its own: long, since a busy
-// machine slows a run down by any amount, and a run returns as soon as it
-// ends. (A run that is to time out has its own, short, deadline.)
-const runDeadline = 30 * time.Second
-
-// rounding is the record's: milliseconds rounded to the microsecond.
-const rounding = time.Microsecond
-
-// due is when step k that connection c sent was due: the connection's
-// start plus the step's offset (on a first connection; a resumed one
-// starts later on its schedule).
-func due(srv *refserver.Server, c refserver.Conn, k int) time.Time {
-	return c.Start.Add(srv.Schedule[c.Sent[k].Index].At)
-}
-
-// notBefore checks that a client reading is not earlier than the earliest
-// time the server can have sent what it stamps.
-func notBefore(t *testing.T, what string, got, earliest time.Time) {
-	t.Helper()
-	if got.Before(earliest.Add(-rounding)) {
-		t.Errorf("%s: client reading %v before the server could send it at %v (%v early)", what,
-			got.Format("15:04:05.000000"), earliest.Format("15:04:05.000000"), earliest.Sub(got))
-	}
-}
-
-// msNotBefore is notBefore for a record milestone in ms from the client's
-// start.
-func msNotBefore(t *testing.T, what string, got *float64, start, earliest time.Time) {
-	t.Helper()
-	if got == nil {
-		t.Errorf("%s absent, want a reading after %v", what, earliest.Sub(start))
-		return
-	}
-	notBefore(t, what, start.Add(time.Duration(*got*float64(time.Millisecond))), earliest)
-}
-
-// milestone checks a record milestone that stamps step k of connection c:
-// not before the step was due, and the client's reading of it.
-func milestone(t *testing.T, what string, got *float64, tl Timeline, srv *refserver.Server, c refserver.Conn, k int, reading time.Time) {
-	t.Helper()
-	msNotBefore(t, what, got, tl.Start, due(srv, c, k))
-	msIs(t, what, got, msSince(tl.Start, reading))
-}
-
-// msIs checks a record value against the one the client's own readings
-// give, which scheduling cannot make differ (but for the rounding).
-func msIs(t *testing.T, what string, got *float64, want float64) {
-	t.Helper()
-	if got == nil || math.Abs(*got-want) > 2*float64(rounding)/1e6 {
-		t.Errorf("%s = %v, the client's readings give %.3f", what, deref(got), want)
-	}
-}
-
-// msSince is t - start in ms.
-func msSince(start, t time.Time) float64 { return float64(t.Sub(start)) / 1e6 }
-
-func newClient(t *testing.T) *resumeclient.Client {
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
-}
-
-func serve(t *testing.T, srv *refserver.Server) *refserver.Server {
-	t.Helper()
-	if srv.Server == nil {
-		srv.Start()
-	}
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func runProbe(t *testing.T, tg Target, sample string, timeout time.Duration) Result {
+func runProbe(t *testing.T, tg dialect.Target, sample string, timeout time.Duration) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	s, err := LookupSample(sample)
+	s, err := dialect.LookupSample(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,28 +45,17 @@ func runProbe(t *testing.T, tg Target, sample string, timeout time.Duration) Res
 	return Run(ctx, tg, Options{Sample: s, Client: c, Timeout: timeout})
 }
 
-// closedConn waits for the server to finish connection i and returns its
-// log, so that every step it wrote is in it.
-func closedConn(t *testing.T, srv *refserver.Server, i int) refserver.Conn {
-	t.Helper()
-	c, ok := srv.WaitClosed(i, 10*time.Second)
-	if !ok {
-		t.Fatalf("connection %d not closed on the server", i)
-	}
-	return c
-}
-
 func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 	t.Parallel()
 	steps := []refserver.Step{{At: 100 * time.Millisecond, Comment: " heartbeat"}, {At: 300 * time.Millisecond, Comment: " heartbeat"}}
 	steps = append(steps, refserver.Events(refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044), 1051*time.Millisecond)...)
-	srv := serve(t, refserver.NewUnstarted(steps))
-	res := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", runDeadline)
+	srv := reftest.Serve(t, refserver.NewUnstarted(steps))
+	res := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", reftest.RunDeadline)
 	rec, tl := res.Record, res.Timeline
 	if rec.Outcome != Success {
 		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
 	}
-	conn := closedConn(t, srv, 0)
+	conn := reftest.ClosedConn(t, srv, 0)
 	sent := conn.Sent
 	if len(sent) != 13 || rec.Chunks != 10 || tl.ChunkCount() != 10 {
 		t.Fatalf("server sent %d steps, client saw %d chunks", len(sent), rec.Chunks)
@@ -147,37 +64,37 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 		t.Errorf("comments = %d, want 2", rec.Comments)
 	}
 	for i, c := range tl.Chunks() {
-		notBefore(t, "chunk "+sent[i+2].ID, c, due(srv, conn, i+2))
+		reftest.NotBefore(t, "chunk "+sent[i+2].ID, c, reftest.Due(srv, conn, i+2))
 	}
-	msNotBefore(t, "tfc_ms", rec.TFCMs, tl.Start, due(srv, conn, 2))
-	msNotBefore(t, "end_ms", rec.EndMs, tl.Start, due(srv, conn, 12))
-	msNotBefore(t, "headers_ms", rec.HeadersMs, tl.Start, conn.Start)
+	reftest.MsNotBefore(t, "tfc_ms", rec.TFCMs, tl.Start, reftest.Due(srv, conn, 2))
+	reftest.MsNotBefore(t, "end_ms", rec.EndMs, tl.Start, reftest.Due(srv, conn, 12))
+	reftest.MsNotBefore(t, "headers_ms", rec.HeadersMs, tl.Start, conn.Start)
 	if rec.TFCMs == nil || *rec.TFCMs < 400 {
-		t.Errorf("heartbeats became TFC: tfc_ms = %v", deref(rec.TFCMs))
+		t.Errorf("heartbeats became TFC: tfc_ms = %v", reftest.Shown(rec.TFCMs))
 	}
 	// The milestones are the client's readings of those events, and the
 	// reduction is of the client's readings, whatever the scheduler did to
 	// them: gaps between consecutive chunks, tail first to last chunk,
 	// close last chunk to the end marker, a stall per gap over the
 	// threshold.
-	msIs(t, "tfc_ms", rec.TFCMs, msSince(tl.Start, tl.Chunks()[0]))
-	msIs(t, "first_event_ms", rec.FirstEventMs, msSince(tl.Start, tl.Chunks()[0]))
-	msIs(t, "first_effective_ms", rec.FirstEffectiveMs, msSince(tl.Start, tl.Chunks()[0]))
-	msIs(t, "end_ms", rec.EndMs, msSince(tl.Start, tl.End))
-	msIs(t, "headers_ms", rec.HeadersMs, msSince(tl.Start, tl.Headers))
+	reftest.MsIs(t, "tfc_ms", rec.TFCMs, reftest.MsSince(tl.Start, tl.Chunks()[0]))
+	reftest.MsIs(t, "first_event_ms", rec.FirstEventMs, reftest.MsSince(tl.Start, tl.Chunks()[0]))
+	reftest.MsIs(t, "first_effective_ms", rec.FirstEffectiveMs, reftest.MsSince(tl.Start, tl.Chunks()[0]))
+	reftest.MsIs(t, "end_ms", rec.EndMs, reftest.MsSince(tl.Start, tl.End))
+	reftest.MsIs(t, "headers_ms", rec.HeadersMs, reftest.MsSince(tl.Start, tl.Headers))
 	chunksMs, endMs := tl.Millis()
 	want := Reduce(chunksMs, endMs)
-	msIs(t, "tail_ms", rec.TailMs, msSince(tl.Chunks()[0], tl.Chunks()[9]))
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[9], tl.End))
-	msIs(t, "gaps.p50_ms", rec.Gaps.P50Ms, *want.GapP50)
-	msIs(t, "gaps.p95_ms", rec.Gaps.P95Ms, *want.GapP95)
-	msIs(t, "gaps.max_ms", rec.Gaps.MaxMs, *want.GapMax)
+	reftest.MsIs(t, "tail_ms", rec.TailMs, reftest.MsSince(tl.Chunks()[0], tl.Chunks()[9]))
+	reftest.MsIs(t, "close_ms", rec.CloseMs, reftest.MsSince(tl.Chunks()[9], tl.End))
+	reftest.MsIs(t, "gaps.p50_ms", rec.Gaps.P50Ms, *want.GapP50)
+	reftest.MsIs(t, "gaps.p95_ms", rec.Gaps.P95Ms, *want.GapP95)
+	reftest.MsIs(t, "gaps.max_ms", rec.Gaps.MaxMs, *want.GapMax)
 	if rec.Gaps.Count != 9 || len(rec.Gaps.Last5) != 5 || len(rec.Gaps.Values) != 9 {
 		t.Fatalf("gaps %d, values %v, last5 %v", rec.Gaps.Count, rec.Gaps.Values, rec.Gaps.Last5)
 	}
 	stalls := 0
 	for i, g := range rec.Gaps.Values {
-		msIs(t, "gap "+sent[i+3].ID, &g, msSince(tl.Chunks()[i], tl.Chunks()[i+1]))
+		reftest.MsIs(t, "gap "+sent[i+3].ID, &g, reftest.MsSince(tl.Chunks()[i], tl.Chunks()[i+1]))
 		if g > StallThresholdMs {
 			stalls++
 		}
@@ -187,61 +104,6 @@ func TestGenericWorkedExampleOverLoopback(t *testing.T) {
 	}
 	if rec.LastEventID != "11" {
 		t.Errorf("last_event_id = %q, want 11", rec.LastEventID)
-	}
-}
-
-func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
-	t.Parallel()
-	c := &refserver.Chat{Model: "m"}
-	c.Heartbeat(50*time.Millisecond).Role(100*time.Millisecond).Heartbeat(150*time.Millisecond).
-		Reasoning(200*time.Millisecond, "thinking").ToolArgs(220*time.Millisecond, `{"q":1}`).
-		Text(300*time.Millisecond, "Hel").Text(340*time.Millisecond, "lo").Text(380*time.Millisecond, "!").
-		Finish(390*time.Millisecond).Usage(395*time.Millisecond, 12, 3).Done(600 * time.Millisecond)
-	srv := serve(t, refserver.NewUnstarted(c.Steps(false)))
-	res := runProbe(t, Target{Name: "chat", URL: srv.URL, Dialect: "openai-chat", Model: "m"}, "short", runDeadline)
-	rec, tl := res.Record, res.Timeline
-	if rec.Outcome != Success {
-		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
-	}
-	conn := closedConn(t, srv, 0)
-	if conn.Method != http.MethodPost || conn.Path != "/v1/chat/completions" {
-		t.Errorf("request %s %s", conn.Method, conn.Path)
-	}
-	for _, want := range []string{`"stream":true`, `"include_usage":true`, `"model":"m"`} {
-		if !strings.Contains(string(conn.Body), want) {
-			t.Errorf("request body lacks %s", want)
-		}
-	}
-	// Sent: 0 hb, 1 role, 2 hb, 3 reasoning, 4 tool, 5-7 text, 8 finish, 9
-	// usage, 10 done.
-	msNotBefore(t, "first_event_ms (role-only delta)", rec.FirstEventMs, tl.Start, due(srv, conn, 1))
-	msNotBefore(t, "first_effective_ms (reasoning)", rec.FirstEffectiveMs, tl.Start, due(srv, conn, 3))
-	msNotBefore(t, "tfc_ms (first visible text)", rec.TFCMs, tl.Start, due(srv, conn, 5))
-	msNotBefore(t, "end_ms ([DONE])", rec.EndMs, tl.Start, due(srv, conn, 10))
-	if rec.Chunks != 3 || tl.ChunkCount() != 3 {
-		t.Fatalf("chunks = %d, want 3 (role, reasoning, tool, finish and usage are not content)", rec.Chunks)
-	}
-	for i, c := range tl.Chunks() {
-		notBefore(t, "text chunk", c, due(srv, conn, 5+i))
-	}
-	// Each milestone is the client's reading of its event; close runs from
-	// the last text chunk (not the finish or usage chunk after it) to
-	// [DONE], whose reading is not before it was due.
-	msIs(t, "first_event_ms", rec.FirstEventMs, msSince(tl.Start, tl.FirstEvent))
-	msIs(t, "first_effective_ms", rec.FirstEffectiveMs, msSince(tl.Start, tl.FirstEffective))
-	msIs(t, "tfc_ms", rec.TFCMs, msSince(tl.Start, tl.Chunks()[0]))
-	msIs(t, "end_ms", rec.EndMs, msSince(tl.Start, tl.End))
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[2], tl.End))
-	if rec.Tokens == nil || rec.Tokens.Prompt != 12 || rec.Tokens.Completion != 3 {
-		t.Errorf("tokens = %+v", rec.Tokens)
-	}
-	// 3 completion tokens over the tail the client measured, to the
-	// hundredth.
-	if tail := msSince(tl.Chunks()[0], tl.Chunks()[2]); rec.VisibleTPS == nil || math.Abs(*rec.VisibleTPS-3/(tail/1000)) > 0.006 {
-		t.Errorf("visible_output_tps = %v, want 3 tokens over the %.3f ms tail", deref(rec.VisibleTPS), tail)
-	}
-	if rec.Comments != 2 {
-		t.Errorf("comments = %d", rec.Comments)
 	}
 }
 
@@ -255,18 +117,18 @@ func TestSplitWritesAndCRLF(t *testing.T) {
 		srv := refserver.NewUnstarted(steps)
 		srv.LineEnd = le
 		srv.SplitDelay = 20 * time.Millisecond
-		serve(t, srv)
-		res := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", runDeadline)
+		reftest.Serve(t, srv)
+		res := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", reftest.RunDeadline)
 		rec, tl := res.Record, res.Timeline
 		if rec.Outcome != Success || rec.Chunks != 3 {
 			t.Fatalf("line end %q: outcome %s (%s), %d chunks", le, rec.Outcome, rec.Error, rec.Chunks)
 		}
-		c := closedConn(t, srv, 0)
+		c := reftest.ClosedConn(t, srv, 0)
 		s := c.Sent
 		// Each event is dispatched by its last piece: the second's went out
 		// after at least four pauses of SplitDelay.
-		for i, earliest := range []time.Time{due(srv, c, 0), due(srv, c, 1).Add(4 * srv.SplitDelay), due(srv, c, 2)} {
-			notBefore(t, "dispatch "+s[i].ID, tl.Chunks()[i], earliest)
+		for i, earliest := range []time.Time{reftest.Due(srv, c, 0), reftest.Due(srv, c, 1).Add(4 * srv.SplitDelay), reftest.Due(srv, c, 2)} {
+			reftest.NotBefore(t, "dispatch "+s[i].ID, tl.Chunks()[i], earliest)
 		}
 		if d := s[1].Done.Sub(s[1].First); d < 80*time.Millisecond {
 			t.Errorf("split event went out in %v, want its pieces 20 ms apart", d)
@@ -312,12 +174,12 @@ func TestFaultOutcomes(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(srv)
 			}
-			serve(t, srv)
+			reftest.Serve(t, srv)
 			timeout := tt.timeout
 			if timeout == 0 {
-				timeout = runDeadline
+				timeout = reftest.RunDeadline
 			}
-			rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]", NoResume: tt.noResume}, "short", timeout).Record
+			rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]", NoResume: tt.noResume}, "short", timeout).Record
 			if rec.Outcome != tt.want {
 				t.Fatalf("outcome %s (%s), want %s", rec.Outcome, rec.Error, tt.want)
 			}
@@ -340,7 +202,7 @@ func TestConnectionRefused(t *testing.T) {
 	srv := refserver.NewServer(nil)
 	url := srv.URL
 	srv.Close()
-	rec := runProbe(t, Target{Name: "t", URL: url + "/x?key=secret", Dialect: "sse"}, "short", 2*time.Second).Record
+	rec := runProbe(t, dialect.Target{Name: "t", URL: url + "/x?key=secret", Dialect: "sse"}, "short", 2*time.Second).Record
 	if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "refused") {
 		t.Errorf("outcome %s, error %q", rec.Outcome, rec.Error)
 	}
@@ -358,7 +220,7 @@ func TestCancelSampleClosesAtOnce(t *testing.T) {
 	c.Role(10 * time.Millisecond)
 	for i := range 20 {
 		at := time.Duration(50+50*i) * time.Millisecond
-		if i >= DefaultCancelAfter {
+		if i >= dialect.DefaultCancelAfter {
 			// Quiet after the chunk that cancels: a client that closes at
 			// once is gone long before the next chunk is due, however
 			// busy the machine.
@@ -367,21 +229,21 @@ func TestCancelSampleClosesAtOnce(t *testing.T) {
 		c.Text(at, "x")
 	}
 	c.Done(5 * time.Second)
-	srv := serve(t, refserver.NewUnstarted(c.Steps(false)))
-	res := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "openai-chat"}, "cancel", runDeadline)
+	srv := reftest.Serve(t, refserver.NewUnstarted(c.Steps(false)))
+	res := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "openai-chat"}, "cancel", reftest.RunDeadline)
 	rec := res.Record
-	if rec.Outcome != ClientCancelled || rec.Chunks != DefaultCancelAfter {
+	if rec.Outcome != ClientCancelled || rec.Chunks != dialect.DefaultCancelAfter {
 		t.Fatalf("outcome %s, chunks %d", rec.Outcome, rec.Chunks)
 	}
 	conn, ok := srv.WaitClosed(0, 10*time.Second)
 	if !ok || !conn.ClientGone {
 		t.Fatalf("server did not see the client go away: %+v", conn)
 	}
-	if len(conn.Sent) != 1+DefaultCancelAfter {
-		t.Errorf("the server wrote %d steps, want the role and %d chunks: the client did not close at the cancel", len(conn.Sent), DefaultCancelAfter)
+	if len(conn.Sent) != 1+dialect.DefaultCancelAfter {
+		t.Errorf("the server wrote %d steps, want the role and %d chunks: the client did not close at the cancel", len(conn.Sent), dialect.DefaultCancelAfter)
 	}
 	if rec.Error == "" || rec.EndMs != nil {
-		t.Errorf("cancel record: error %q end %v", rec.Error, deref(rec.EndMs))
+		t.Errorf("cancel record: error %q end %v", rec.Error, reftest.Shown(rec.EndMs))
 	}
 }
 
@@ -389,8 +251,8 @@ func TestTruncatedEventAtEOF(t *testing.T) {
 	t.Parallel()
 	steps := refserver.Events(refserver.Ms(10, 20), -1)
 	steps = append(steps, refserver.Step{At: 30 * time.Millisecond, Raw: "id: 99\ndata: cut"})
-	srv := serve(t, refserver.NewUnstarted(steps))
-	rec := runProbe(t, Target{Name: "t", URL: srv.URL, Dialect: "sse"}, "short", 2*time.Second).Record
+	srv := reftest.Serve(t, refserver.NewUnstarted(steps))
+	rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse"}, "short", 2*time.Second).Record
 	if rec.Outcome != Success || rec.Chunks != 2 || rec.Truncated != 1 || rec.LastEventID != "2" {
 		t.Errorf("outcome %s chunks %d truncated %d last id %q", rec.Outcome, rec.Chunks, rec.Truncated, rec.LastEventID)
 	}
@@ -402,24 +264,3 @@ func TestTruncatedEventAtEOF(t *testing.T) {
 // 100 ms gap into a freeze (StallThresholdMs), since that process shares
 // the cores and may have been held longer.
 const machineStall = (StallThresholdMs - 100) * time.Millisecond / 3
-
-// stallWatch measures how late this process wakes while a run goes: a
-// goroutine asks to wake every 5 ms and keeps its longest lateness, which
-// the returned func stops and reports.
-func stallWatch() (stop func() time.Duration) {
-	done, worst := make(chan struct{}), make(chan time.Duration)
-	go func() {
-		var w time.Duration
-		for {
-			at := time.Now()
-			select {
-			case <-done:
-				worst <- w
-				return
-			case <-time.After(5 * time.Millisecond):
-				w = max(w, time.Since(at)-5*time.Millisecond)
-			}
-		}
-	}()
-	return func() time.Duration { close(done); return <-worst }
-}

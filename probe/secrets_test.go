@@ -7,23 +7,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/leak"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
 )
 
 const echoedKey = "sk-echoed-0123456789abcdefghijklmnopqrst"
 
 // echoTarget is a target of the dialect the echo server plays, with the key
 // where that dialect sends it.
-func echoTarget(echo, url string) Target {
-	dialect := strings.TrimSuffix(echo, "-failed")
+func echoTarget(echo, url string) dialect.Target {
+	name := strings.TrimSuffix(echo, "-failed")
 	h := http.Header{}
-	if dialect == "anthropic-messages" {
+	if name == "anthropic-messages" {
 		h.Set("X-Api-Key", echoedKey)
 	} else {
 		h.Set("Authorization", "Bearer "+echoedKey)
 	}
-	return Target{Name: "echo", URL: url, Dialect: dialect, Header: h}
+	return dialect.Target{Name: "echo", URL: url, Dialect: name, Header: h}
 }
 
 // A provider's error message inside the stream that quotes the API key, at
@@ -34,10 +36,10 @@ func TestInStreamErrorNeverShowsTheKey(t *testing.T) {
 	for _, echo := range refserver.EchoKeyDialects {
 		t.Run(echo, func(t *testing.T) {
 			t.Parallel()
-			srv := serve(t, &refserver.Server{ScheduleFor: refserver.EchoKey(echo)})
-			for pad := MaxMessage - len(echoedKey) - 8; pad <= MaxMessage+2; pad++ {
+			srv := reftest.Serve(t, &refserver.Server{ScheduleFor: refserver.EchoKey(echo)})
+			for pad := dialect.MaxMessage - len(echoedKey) - 8; pad <= dialect.MaxMessage+2; pad++ {
 				tg := echoTarget(echo, fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad))
-				rec := runProbe(t, tg, "short", runDeadline).Record
+				rec := runProbe(t, tg, "short", reftest.RunDeadline).Record
 				if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "error event in the stream") {
 					t.Fatalf("pad %d: outcome %s, error %q: the server did not answer as planned", pad, rec.Outcome, rec.Error)
 				}
@@ -45,7 +47,7 @@ func TestInStreamErrorNeverShowsTheKey(t *testing.T) {
 				if p := leak.Prefix(string(b), echoedKey); p != "" {
 					t.Fatalf("pad %d: the record shows %q: %s", pad, p, b)
 				}
-				if pad < MaxMessage-len(echoedKey)-len(" is") && !strings.Contains(rec.Error, "[redacted]") {
+				if pad < dialect.MaxMessage-len(echoedKey)-len(" is") && !strings.Contains(rec.Error, "[redacted]") {
 					t.Fatalf("pad %d: no [redacted] in %q", pad, rec.Error)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
@@ -81,12 +82,12 @@ func (r *run) staleAnswer(ev *resumeclient.Event) {
 		return
 	}
 	r.rec.Outcome = Success
-	cursor, has := r.d.Cursor(ev, r.decodeQuiet(ev))
+	cursor, has := r.rs.Cursor(ev, r.decodeQuiet(ev))
 	switch {
 	case has && cursor != "" && r.check != nil && r.check.follows(r.rec.LastEventIDSent, cursor):
 		r.rec.Verdict = VerdictNotStale
 		r.rec.ResumeDetail = fmt.Sprintf("%s is not stale on this server: it resumed from it as from any id, with id %s next; a stale id is one the server cannot have (the default one, or one older than its retention)",
-			r.d.CursorLabel(r.show(r.rec.LastEventIDSent)), r.show(cursor))
+			r.rs.Label(r.show(r.rec.LastEventIDSent)), r.show(cursor))
 	case has && cursor != "" && r.check != nil && cursor == r.check.firstID:
 		r.undefinedStale(fmt.Sprintf("the server replayed the whole stream from the first event (id %s) with no reset marker (full replay)", r.show(cursor)))
 	case has && cursor != "":
@@ -97,7 +98,7 @@ func (r *run) staleAnswer(ev *resumeclient.Event) {
 }
 
 // decodeQuiet decodes an event for its cursor only.
-func (r *run) decodeQuiet(ev *resumeclient.Event) Chunk {
+func (r *run) decodeQuiet(ev *resumeclient.Event) dialect.Chunk {
 	ch, _ := r.d.Decode(r.t, ev)
 	return ch
 }
@@ -115,5 +116,5 @@ func (r *run) staleEnded(err error) {
 
 func (r *run) undefinedStale(why string) {
 	r.rec.Verdict = VerdictUndefinedStale
-	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s%s", r.d.CursorLabel(r.show(r.rec.LastEventIDSent)), why, r.staleNote)
+	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s%s", r.rs.Label(r.show(r.rec.LastEventIDSent)), why, r.staleNote)
 }

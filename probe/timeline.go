@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
@@ -111,7 +112,7 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		r.fail(ProtocolError, "%v", err)
 		return true
 	}
-	if ch.Kind == Liveness {
+	if ch.Kind == dialect.Liveness {
 		r.rec.Comments++
 		return false
 	}
@@ -128,20 +129,20 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		r.usage(ch.Usage)
 	}
 	switch ch.Kind {
-	case Text:
+	case dialect.Text:
 		if ch.IsEnd {
 			return r.lastChunk(ev, again)
 		}
 		return r.text(ev, again)
-	case Effective:
+	case dialect.Effective:
 		if r.tl.FirstEffective.IsZero() {
 			r.tl.FirstEffective = ev.Dispatched
 		}
-	case End:
+	case dialect.End:
 		r.tl.End = ev.Dispatched
 		r.rec.Outcome = Success
 		return true
-	case Failed:
+	case dialect.Failed:
 		if !r.cancelAt.IsZero() {
 			// A session dialect's answer to the call it cancelled (only
 			// those set cancelAt): an error answer is an answer all the
@@ -163,13 +164,13 @@ func (r *run) staleEvent(ev *resumeclient.Event) bool {
 		ch, err := r.d.Decode(r.t, ev)
 		switch {
 		case err != nil:
-		case ch.Kind == Liveness:
+		case ch.Kind == dialect.Liveness:
 			r.rec.Comments++
 			return false
-		case ch.Kind == Meta:
+		case ch.Kind == dialect.Meta:
 			r.rec.Events++
 			return false
-		case ch.Kind == Failed:
+		case ch.Kind == dialect.Failed:
 			// An error in the stream's own terms (MCP: a JSON-RPC
 			// error) is a defined answer.
 			r.rec.Events++
@@ -186,8 +187,12 @@ func (r *run) staleEvent(ev *resumeclient.Event) bool {
 // the response id), dropping the connection when the drill's drop waited
 // for a cursor, and whether the chunk was the stream's last; it returns
 // the cursor for the resume check.
-func (r *run) position(ev *resumeclient.Event, ch *Chunk) (string, bool) {
-	cursor, hasCursor := r.d.Cursor(ev, *ch)
+func (r *run) position(ev *resumeclient.Event, ch *dialect.Chunk) (string, bool) {
+	var cursor string
+	var hasCursor bool
+	if r.rs != nil {
+		cursor, hasCursor = r.rs.Cursor(ev, *ch)
+	}
 	if hasCursor {
 		r.cursor, r.cursorCleared = append(r.cursor[:0], cursor...), cursor == ""
 		if cursor != "" {
@@ -208,9 +213,9 @@ func (r *run) position(ev *resumeclient.Event, ch *Chunk) (string, bool) {
 
 // usage keeps the token counts an event reports, the latest non-zero one
 // of each.
-func (r *run) usage(u Tokens) {
+func (r *run) usage(u dialect.Tokens) {
 	if r.tok == nil {
-		r.tok = &Tokens{}
+		r.tok = &dialect.Tokens{}
 	}
 	if u.Prompt > 0 {
 		r.tok.Prompt = u.Prompt
@@ -246,7 +251,7 @@ func (r *run) text(ev *resumeclient.Event, again bool) bool {
 
 // mark takes what a chunk says of the stream it came on: a message
 // unrelated to the answer, one of another stream, a position in the body.
-func (r *run) mark(ch *Chunk, again bool, cursor string) {
+func (r *run) mark(ch *dialect.Chunk, again bool, cursor string) {
 	if ch.Unrelated || ch.Foreign && r.conn == 0 {
 		r.rec.Unrelated++
 	}
@@ -280,7 +285,7 @@ func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
 // or, for a session dialect, by its cancel message, after which the
 // stream is read on for up to cancelWait to see how it ends.
 func (r *run) cancelSample() bool {
-	sd, ok := r.d.(sessionDialect)
+	sd, ok := r.d.(dialect.Session)
 	if !ok {
 		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.rec.Sample, r.tl.ChunkCount())
 		return true

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
@@ -34,7 +35,7 @@ func rec(target, sample string, i int, tfc float64) probe.Record {
 	r := probe.Record{RequestID: fmt.Sprintf("%s-%s-%03d", target, sample, i), Target: target, Sample: sample, SampleVersion: sample + "-v1",
 		Dialect: "openai-chat", Drill: "none", Outcome: probe.Success, Chunks: len(chunks), TFCMs: s.TFC, TailMs: s.Tail, CloseMs: s.Close,
 		Stalls: s.Stalls, Gaps: probe.Gaps{Count: len(s.Gaps), P50Ms: s.GapP50, P95Ms: s.GapP95, MaxMs: s.GapMax, Values: s.Gaps},
-		Tokens: &probe.Tokens{Prompt: 14, Completion: 10}, StartedAt: day.Add(time.Duration(i) * time.Minute).Format(time.RFC3339Nano)}
+		Tokens: &dialect.Tokens{Prompt: 14, Completion: 10}, StartedAt: day.Add(time.Duration(i) * time.Minute).Format(time.RFC3339Nano)}
 	return r
 }
 

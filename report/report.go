@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 	"github.com/streamprobe/streamprobe/textgate"
@@ -36,18 +37,18 @@ func (f Filter) keep(region, target string) bool {
 		(len(f.Regions) == 0 || slices.Contains(f.Regions, region))
 }
 
-// sampleOrder lists the samples present, in probe.SampleNames order, then
+// sampleOrder lists the samples present, in dialect.SampleNames order, then
 // any other (a sample a later version added) by name.
 func sampleOrder(present map[string]bool) []string {
 	var out []string
-	for _, s := range probe.SampleNames {
+	for _, s := range dialect.SampleNames {
 		if present[s] {
 			out = append(out, s)
 		}
 	}
 	var rest []string
 	for s := range present {
-		if !slices.Contains(probe.SampleNames, s) {
+		if !slices.Contains(dialect.SampleNames, s) {
 			rest = append(rest, s)
 		}
 	}

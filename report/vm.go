@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/neterr"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
@@ -411,7 +412,7 @@ func (c *vmClass) asClass(sample string) scorecard.Class {
 		Outcomes: c.outcomes, Stalled: c.stalled, Resumed: c.resumed, BadVerdict: c.badVerdicts, Failed: c.badVerdicts}
 	x.Good = x.TFC.N()
 	intended := string(probe.Success)
-	if probe.Samples[sample].Cancel {
+	if dialect.Samples[sample].Cancel {
 		intended = string(probe.ClientCancelled)
 	}
 	for o, n := range c.outcomes {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -32,7 +33,7 @@ func Cards(cfg *config.Config, targets []string, runs map[string][]Run) []*Card 
 			continue
 		}
 		var samples []string
-		for _, s := range probe.SampleNames {
+		for _, s := range dialect.SampleNames {
 			if slices.Contains(ct.Samples, s) {
 				samples = append(samples, s)
 			}

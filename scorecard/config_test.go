@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -30,7 +31,7 @@ gap = "100ms"
 [budget.long]
 gap = "100ms"
 stall_share = 0.5
-`), config.Env{Names: config.Names{Dialects: probe.DialectNames(), Samples: probe.SampleNames, Drills: probe.DrillNames}})
+`), config.Env{Names: config.Names{Dialects: dialect.Names(), Samples: dialect.SampleNames, Drills: probe.DrillNames}})
 	if err != nil {
 		t.Fatal(err)
 	}

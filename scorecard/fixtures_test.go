@@ -3,6 +3,7 @@ package scorecard
 import (
 	"fmt"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -14,7 +15,7 @@ func run(sample string, i int, outcome probe.Outcome, chunks []float64, end *flo
 		Drill: "none", Outcome: outcome, Chunks: len(chunks), TFCMs: s.TFC, TailMs: s.Tail, CloseMs: s.Close, Stalls: s.Stalls,
 		Gaps: probe.Gaps{Count: len(s.Gaps), P50Ms: s.GapP50, P95Ms: s.GapP95, MaxMs: s.GapMax, Values: s.Gaps}}
 	if tokens > 0 {
-		r.Tokens = &probe.Tokens{Prompt: 14, Completion: tokens}
+		r.Tokens = &dialect.Tokens{Prompt: 14, Completion: tokens}
 	}
 	return Run{Record: r, Chunks: chunks, End: end}
 }

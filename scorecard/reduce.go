@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -31,7 +32,7 @@ const maxKinds = 16
 type Class struct {
 	Sample string
 	// PromptSize is the size in bytes of the sample's prompt
-	// (probe.Sample.Prompt), 0 for a sample this binary does not know:
+	// (dialect.Sample.Prompt), 0 for a sample this binary does not know:
 	// triage compares the classes' TFC by it.
 	PromptSize int
 	// TFC, Gap, Tail and Close hold the values of the runs that ended as
@@ -73,7 +74,7 @@ type BufferingRuns struct {
 
 // PromptSize is the size in bytes of the prompt of the sample called
 // name, 0 for a sample this binary does not know.
-func PromptSize(name string) int { return len(probe.Samples[name].Prompt) }
+func PromptSize(name string) int { return len(dialect.Samples[name].Prompt) }
 
 // ClassOf reduces the runs of one sample to a Class (a ClassBuilder fed
 // every run).

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -19,7 +20,7 @@ func synthetic(rng *rand.Rand, i int) probe.Record {
 	f := func(lo, hi float64) *float64 { v := math.Round((lo+rng.Float64()*(hi-lo))*1e3) / 1e3; return &v }
 	r := probe.Record{RequestID: fmt.Sprintf("run-%07d", i), Target: "api", Sample: "short", Drill: "none", Outcome: probe.Success,
 		TFCMs: f(200, 3000), TailMs: f(100, 5000), CloseMs: f(1, 50), VisibleTPS: f(5, 80), Chunks: 11,
-		Tokens: &probe.Tokens{Prompt: 14, Completion: 10 + rng.IntN(500)}}
+		Tokens: &dialect.Tokens{Prompt: 14, Completion: 10 + rng.IntN(500)}}
 	for k := range 10 {
 		g := *f(0, 400)
 		if k == 3 {

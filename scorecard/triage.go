@@ -3,7 +3,7 @@ package scorecard
 import (
 	"fmt"
 
-	"github.com/streamprobe/streamprobe/probe"
+	"github.com/streamprobe/streamprobe/dialect"
 )
 
 // The triage's thresholds: a ratio at or over one names its cause. A
@@ -146,7 +146,7 @@ func (c *Card) prompt() string {
 // promptPair names the classes prompt compares: of the card's classes,
 // the first of the smallest prompt and the first of the largest. When
 // the card's classes have fewer than two prompt sizes, it names the
-// samples this binary knows (probe.SampleNames) that would have them.
+// samples this binary knows (dialect.SampleNames) that would have them.
 func (c *Card) promptPair() (small, large string) {
 	var classes []string
 	for _, s := range c.Samples {
@@ -158,7 +158,7 @@ func (c *Card) promptPair() (small, large string) {
 	if small, large, ok := extremes(classes, size); ok {
 		return small, large
 	}
-	small, large, _ = extremes(probe.SampleNames, PromptSize)
+	small, large, _ = extremes(dialect.SampleNames, PromptSize)
 	return small, large
 }
 

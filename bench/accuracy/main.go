@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -173,7 +174,7 @@ func (d dist) String() string {
 }
 
 func run(src source, n, events int, interval, spread time.Duration) (tfcErr, gapErr, lag dist, failed int, err error) {
-	target := probe.Target{Name: "bench", URL: src.url, Dialect: "sse", EndData: "[DONE]"}
+	target := dialect.Target{Name: "bench", URL: src.url, Dialect: "sse", EndData: "[DONE]"}
 	client := probe.NewClient(target) // as the daemon builds it
 	defer client.HTTP.CloseIdleConnections()
 	results := make([]probe.Result, n)
@@ -189,7 +190,7 @@ func run(src source, n, events int, interval, spread time.Duration) (tfcErr, gap
 			time.Sleep(time.Duration(i) * spread / time.Duration(n))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(events+20)*interval+10*time.Second)
 			defer cancel()
-			results[i] = probe.Run(ctx, target, probe.Options{Sample: probe.Samples["short"], Client: client, RequestID: ids[i]})
+			results[i] = probe.Run(ctx, target, probe.Options{Sample: dialect.Samples["short"], Client: client, RequestID: ids[i]})
 		}()
 	}
 	wg.Wait()

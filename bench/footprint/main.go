@@ -34,6 +34,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -62,7 +64,7 @@ func serve(addrFile string) {
 	if err != nil {
 		panic(err)
 	}
-	srv := probe.NewDemoServer()
+	srv := builtin.NewServer()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/live/v1/chat/completions", endless)
 	srv.KeepConns = 16
@@ -163,7 +165,7 @@ func main() {
 	var m0 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	rssBefore, cpuBefore := procStat(os.Getpid())
-	target := probe.Target{Name: "s", URL: "http://" + addr + "/live", Dialect: "openai-chat"}
+	target := dialect.Target{Name: "s", URL: "http://" + addr + "/live", Dialect: "openai-chat"}
 	client := probe.NewClient(target) // as the daemon builds it
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 	var wg sync.WaitGroup
@@ -172,7 +174,7 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := probe.Run(ctx, target, probe.Options{Sample: probe.Samples["long"], Client: client})
+			res := probe.Run(ctx, target, probe.Options{Sample: dialect.Samples["long"], Client: client})
 			events.Add(int64(res.Record.Chunks))
 		}()
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
@@ -59,8 +60,8 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	builtinURL := ""
-	if jobs.NeedsBuiltin(cfg) {
-		srv := jobs.NewBuiltin()
+	if builtin.Needed(cfg) {
+		srv := builtin.New()
 		srv.Start()
 		defer srv.Close()
 		builtinURL = srv.URL

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -138,15 +139,15 @@ func TestDemoDrillsFailOnAnUnexpectedVerdict(t *testing.T) {
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
-	dd := probe.DemoDrills()[0] // a correct server: pass
+	dd := builtin.Drills()[0] // a correct server: pass
 	var out, errb strings.Builder
-	if code := demoDrills(context.Background(), client, []probe.DemoDrill{dd}, false, &out, &errb); code != exitOK {
+	if code := demoDrills(context.Background(), client, []builtin.DrillCase{dd}, false, &out, &errb); code != exitOK {
 		t.Fatalf("as expected: exit %d %s", code, errb.String())
 	}
 	dd.Want = probe.VerdictDuplicate
 	out.Reset()
 	errb.Reset()
-	code := demoDrills(context.Background(), client, []probe.DemoDrill{dd}, false, &out, &errb)
+	code := demoDrills(context.Background(), client, []builtin.DrillCase{dd}, false, &out, &errb)
 	if code != exitFail || !strings.Contains(errb.String(), `server "correct": verdict pass, expected duplicate`) || !strings.Contains(out.String(), "expected verdict: DUPLICATE") {
 		t.Errorf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -44,17 +45,17 @@ Flags:
 	defer tr.CloseIdleConnections()
 	client := &resumeclient.Client{HTTP: &http.Client{Transport: tr}}
 	if *drills {
-		return demoDrills(ctx, client, probe.DemoDrills(), *asJSON, stdout, stderr)
+		return demoDrills(ctx, client, builtin.Drills(), *asJSON, stdout, stderr)
 	}
-	srv := jobs.NewBuiltin()
+	srv := builtin.New()
 	srv.Start()
 	defer srv.Close()
 	var origin probe.Origin
 	origin.Host, _ = os.Hostname()
 	code := exitOK
-	for i, name := range probe.SampleNames {
-		s := probe.Samples[name]
-		t := probe.Target{Name: "demo", URL: jobs.BuiltinURL(srv.URL, "openai-chat"), Dialect: "openai-chat", Model: "refserver"}
+	for i, name := range dialect.SampleNames {
+		s := dialect.Samples[name]
+		t := dialect.Target{Name: "demo", URL: builtin.URL(srv.URL, "openai-chat"), Dialect: "openai-chat", Model: "refserver"}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		res := probe.Run(rctx, t, probe.Options{Sample: s, Client: client})
 		cancel()
@@ -78,17 +79,17 @@ Flags:
 
 // demoDrills runs each drill against its server and prints the records;
 // exit 1 when a verdict differs from the expected one.
-func demoDrills(ctx context.Context, client *resumeclient.Client, drills []probe.DemoDrill, asJSON bool, stdout, stderr io.Writer) int {
+func demoDrills(ctx context.Context, client *resumeclient.Client, drills []builtin.DrillCase, asJSON bool, stdout, stderr io.Writer) int {
 	code := exitOK
 	for i, dd := range drills {
-		srv := refserver.NewUnstarted(probe.DemoDrillSchedule())
+		srv := refserver.NewUnstarted(refserver.DrillEvents())
 		if dd.Setup != nil {
 			dd.Setup(srv)
 		}
 		srv.Start()
-		t := dd.DemoTarget(srv.URL)
+		t := dd.Target(srv.URL)
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		res := probe.Run(rctx, t, probe.Options{Sample: probe.Samples["long"], Client: client, Drill: dd.Drill})
+		res := probe.Run(rctx, t, probe.Options{Sample: dialect.Samples["long"], Client: client, Drill: dd.Drill})
 		cancel()
 		srv.Close()
 		if !asJSON {

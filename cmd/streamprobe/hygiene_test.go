@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/leak"
-	"github.com/streamprobe/streamprobe/probe"
 )
 
 // A server that echoes the API key in its in-stream error, in each
@@ -25,14 +25,14 @@ func TestOnceNeverShowsAnEchoedKey(t *testing.T) {
 		srv.ScheduleFor = refserver.EchoKey(echo)
 		srv.Start()
 		t.Cleanup(srv.Close)
-		dialect := strings.TrimSuffix(echo, "-failed")
+		name := strings.TrimSuffix(echo, "-failed")
 		keyFlag := []string{"-bearer-env", "STREAMPROBE_TEST_KEY"}
-		if dialect == "anthropic-messages" {
+		if name == "anthropic-messages" {
 			keyFlag = []string{"-header-env", "X-Api-Key: STREAMPROBE_TEST_KEY"}
 		}
-		for pad := probe.MaxMessage - len(key) - 4; pad <= probe.MaxMessage; pad += 2 {
+		for pad := dialect.MaxMessage - len(key) - 4; pad <= dialect.MaxMessage; pad += 2 {
 			for _, asJSON := range []bool{false, true} {
-				args := append([]string{"once", "-url", fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad), "-dialect", dialect}, keyFlag...)
+				args := append([]string{"once", "-url", fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad), "-dialect", name}, keyFlag...)
 				if asJSON {
 					args = append(args, "-json")
 				}
@@ -52,7 +52,7 @@ func TestOnceNeverShowsAnEchoedKey(t *testing.T) {
 // printed escaped: the text output holds no control character.
 func TestOnceTextEscapesControlCharacters(t *testing.T) {
 	const esc = "\x1b[31m"
-	steps := probe.DemoDrillSchedule()
+	steps := refserver.DrillEvents()
 	for i := range steps {
 		if steps[i].ID != "" {
 			steps[i].ID = esc + steps[i].ID + "\x07\u009b\u202e"

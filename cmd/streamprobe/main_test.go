@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
@@ -55,7 +56,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"missing url", []string{"once"}, "-url is required"},
 		{"relative url", []string{"once", "-url", "localhost:8080"}, "want an absolute http or https URL"},
-		{"bad dialect", []string{"once", "-url", "http://x", "-dialect", "grpc"}, `unknown dialect "grpc" (known: ` + strings.Join(probe.DialectNames(), ", ") + `)`},
+		{"bad dialect", []string{"once", "-url", "http://x", "-dialect", "grpc"}, `unknown dialect "grpc" (known: ` + strings.Join(dialect.Names(), ", ") + `)`},
 		{"bad sample", []string{"once", "-url", "http://x", "-sample", "huge"}, `unknown sample "huge" (known: short, long, cancel)`},
 		{"secret header on the command line", []string{"once", "-url", "http://x", "-header", "Authorization: Bearer abc"}, "secrets may not be given on the command line"},
 		{"bad header", []string{"once", "-url", "http://x", "-header", "novalue"}, `-header "novalue": want 'Name: value'`},
@@ -158,7 +159,7 @@ func TestDemo(t *testing.T) {
 	}
 	want := []probe.Outcome{probe.Success, probe.Success, probe.ClientCancelled}
 	for i, r := range recs {
-		if r.Sample != probe.SampleNames[i] || r.Outcome != want[i] {
+		if r.Sample != dialect.SampleNames[i] || r.Outcome != want[i] {
 			t.Errorf("record %d: sample %s outcome %s", i, r.Sample, r.Outcome)
 		}
 	}
@@ -215,9 +216,9 @@ func TestSignalCancelsRun(t *testing.T) {
 }
 
 func TestOnceDrillExitCodes(t *testing.T) {
-	good := refserver.NewServer(probe.DemoDrillSchedule())
+	good := refserver.NewServer(refserver.DrillEvents())
 	defer good.Close()
-	bad := refserver.NewUnstarted(probe.DemoDrillSchedule())
+	bad := refserver.NewUnstarted(refserver.DrillEvents())
 	bad.Bug = refserver.Inclusive
 	bad.Start()
 	defer bad.Close()
@@ -427,12 +428,12 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 // scorecard each.
 func TestCheckEveryDialect(t *testing.T) {
 	var cfg strings.Builder
-	for _, d := range probe.DialectNames() {
+	for _, d := range dialect.Names() {
 		samples, drills := `["short"]`, `["drop"]`
 		if d == "sse" {
 			samples = "[]"
 		}
-		if !probe.HasEventIDs(d) {
+		if !dialect.HasEventIDs(d) {
 			drills = "[]" // refused when the config loads
 		}
 		fmt.Fprintf(&cfg, "[[target]]\nname = %q\nbuiltin = true\ndialect = %q\nsamples = %s\ndrills = %s\n", "t-"+d, d, samples, drills)
@@ -442,7 +443,7 @@ func TestCheckEveryDialect(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, d := range probe.DialectNames() {
+	for _, d := range dialect.Names() {
 		if !strings.Contains(stdout, "target t-"+d+"\n") {
 			t.Errorf("no scorecard for %s:\n%s", d, stdout)
 		}
@@ -470,7 +471,7 @@ func TestOnceBuiltin(t *testing.T) {
 // 5: resumed from the last dispatched id, complete, exit 0, and the record
 // says the server dropped it. With -no-resume it is the old upstream_error.
 func TestOnceResumesAServerDrop(t *testing.T) {
-	srv := refserver.NewUnstarted(probe.DemoDrillSchedule())
+	srv := refserver.NewUnstarted(refserver.DrillEvents())
 	srv.CloseAfter = 5
 	srv.Start()
 	defer srv.Close()
@@ -485,7 +486,7 @@ func TestOnceResumesAServerDrop(t *testing.T) {
 	if c := srv.Conns(); len(c) != 2 || c[1].LastEventID != "5" {
 		t.Errorf("server saw %d connections", len(c))
 	}
-	srv2 := refserver.NewUnstarted(probe.DemoDrillSchedule())
+	srv2 := refserver.NewUnstarted(refserver.DrillEvents())
 	srv2.CloseAfter = 5 // the first connection only: a new server
 	srv2.Start()
 	defer srv2.Close()
@@ -498,7 +499,7 @@ func TestOnceResumesAServerDrop(t *testing.T) {
 // The stale drill's settings in a config reach check as once's flags reach
 // once: the same server gets the same verdict from both.
 func TestStaleSettingsAgreeBetweenOnceAndCheck(t *testing.T) {
-	srv := refserver.NewUnstarted(probe.DemoDrillSchedule())
+	srv := refserver.NewUnstarted(refserver.DrillEvents())
 	srv.Stale = refserver.StaleReset
 	srv.ResetEvent = "history-lost"
 	srv.Start()

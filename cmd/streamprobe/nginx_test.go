@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/testenv/nginxtest"
-	"github.com/streamprobe/streamprobe/probe"
 )
 
 // The finding of issue 15, behind a real nginx with its defaults in front
@@ -18,7 +18,7 @@ import (
 func TestCheckNamesBufferingBehindNginx(t *testing.T) {
 	t.Parallel()
 	nginxtest.Bin(t)
-	up := probe.NewDemoServer()
+	up := builtin.NewServer()
 	up.Start()
 	t.Cleanup(up.Close)
 	// Budgets that the reference target's own stream meets, however busy

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -62,14 +64,14 @@ var onceKeys = map[string]string{
 func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "target URL (required unless -builtin); for the API dialects a base URL gets its /v1/... path appended")
 	fs.BoolVar(&f.builtin, "builtin", false, "probe the built-in reference target on loopback instead of -url (every dialect, resumable)")
-	fs.StringVar(&f.dialect, "dialect", "sse", "wire format: "+strings.Join(probe.DialectNames(), " | "))
+	fs.StringVar(&f.dialect, "dialect", "sse", "wire format: "+strings.Join(dialect.Names(), " | "))
 	fs.StringVar(&f.method, "method", "", "HTTP method (default: GET for sse without a body, POST otherwise)")
 	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable; not for secrets)")
 	fs.Var(&f.headerEnv, "header-env", "header whose value is read from an env var, 'Name: ENV_VAR' (repeatable)")
 	fs.StringVar(&f.bearerEnv, "bearer-env", "", "env var that holds an API key, sent as 'Authorization: Bearer <key>'")
 	fs.StringVar(&f.body, "body", "", "request body: JSON text, or @file to read it from a file")
-	fs.StringVar(&f.sample, "sample", "short", "fixed sample: "+strings.Join(probe.SampleNames, " | "))
-	fs.IntVar(&f.cancelAfter, "cancel-after", probe.DefaultCancelAfter, "with -sample cancel: content chunks to read before cancelling")
+	fs.StringVar(&f.sample, "sample", "short", "fixed sample: "+strings.Join(dialect.SampleNames, " | "))
+	fs.IntVar(&f.cancelAfter, "cancel-after", dialect.DefaultCancelAfter, "with -sample cancel: content chunks to read before cancelling")
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "deadline for the whole request")
 	fs.StringVar(&f.model, "model", "", "model name sent by chat dialects")
 	fs.StringVar(&f.tool, "tool", "", "mcp dialect: the tool to call (default: the reference server's progress tool)")
@@ -89,7 +91,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.dropAfter, "drop-after", probe.DefaultDropAfter, "drill: content chunks a connection reads before the client drops it")
 	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
 	fs.IntVar(&f.rewind, "rewind", probe.DefaultRewind, "duplicate drill: how many events back the last resume starts")
-	fs.StringVar(&f.staleID, "stale-id", "", "stale drill: the cursor to resume with: an unknown id, or one older than the server retains (default "+probe.DefaultStaleID+", or "+probe.DefaultStaleCursor+" for openai-responses)")
+	fs.StringVar(&f.staleID, "stale-id", "", "stale drill: the cursor to resume with: an unknown id, or one older than the server retains (default "+dialect.DefaultStaleID+", or "+dialect.DefaultStaleCursor+" for openai-responses)")
 	fs.StringVar(&f.ids, "ids", "int", "drill: 'int' checks integer ids for continuity, 'opaque' only for uniqueness and position")
 	fs.StringVar(&f.errorEvent, "error-event", "error", "stale drill: event type of an error answer")
 	fs.StringVar(&f.resetEvent, "reset-event", "reset", "stale drill: event type of a reset marker")
@@ -231,8 +233,8 @@ Flags:
 		fmt.Fprintln(stderr, "streamprobe once: WARNING: TLS certificate verification is off (-insecure-skip-verify)")
 	}
 	builtinURL := ""
-	if jobs.NeedsBuiltin(cfg) {
-		srv := jobs.NewBuiltin()
+	if builtin.Needed(cfg) {
+		srv := builtin.New()
 		srv.Start()
 		defer srv.Close()
 		builtinURL = srv.URL

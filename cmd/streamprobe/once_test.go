@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 )
@@ -36,7 +37,7 @@ func TestOnceErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-timeout", "0s"}, "-timeout 0s: want a positive duration"},
 		{[]string{"-timeout", "-1s"}, "-timeout -1s: want a positive duration"},
 		{[]string{"-drill", "drop", "-drop-at", "-1s"}, "-drop-at -1s: want a positive duration"},
-		{[]string{"-dialect", "grpc"}, `-dialect: unknown dialect "grpc" (known: ` + strings.Join(probe.DialectNames(), ", ") + `)`},
+		{[]string{"-dialect", "grpc"}, `-dialect: unknown dialect "grpc" (known: ` + strings.Join(dialect.Names(), ", ") + `)`},
 		{[]string{"-sample", "huge"}, `-sample: unknown sample "huge" (known: short, long, cancel)`},
 		{[]string{"-drill", "drop", "-sample", "huge"}, `-sample: unknown sample "huge" (known: short, long, cancel)`},
 		{[]string{"-drill", "replay"}, `-drill: unknown drill "replay" (known: drop, duplicate, stale)`},
@@ -153,7 +154,7 @@ func TestOnceFlagsReachTheRequest(t *testing.T) {
 // anthropic-messages dialect takes the key as x-api-key, as a config
 // target's does.
 func TestOnceDrillSampleAndAnthropicKey(t *testing.T) {
-	drills := refserver.NewServer(probe.DemoDrillSchedule())
+	drills := refserver.NewServer(refserver.DrillEvents())
 	defer drills.Close()
 	for sample, want := range map[string]string{"": "short", "long": "long"} {
 		args := []string{"once", "-url", drills.URL, "-drill", "drop", "-json"}

@@ -15,6 +15,8 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -22,8 +24,8 @@ import (
 // Job is one scheduled thing to run: a sample, or a drill, on a target.
 type Job struct {
 	Name   string // target/sample or target/drill
-	Target probe.Target
-	Sample probe.Sample
+	Target dialect.Target
+	Sample dialect.Sample
 	Drill  probe.Drill
 	Conf   config.Target
 	// Client is the target's client, shared by its jobs (probe.NewClient:
@@ -53,8 +55,8 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 // looked up, for report).
 func Env(getenv func(string) string) config.Env {
 	return config.Env{
-		Names: config.Names{Dialects: probe.DialectNames(), Samples: probe.SampleNames, Drills: probe.DrillNames,
-			NoEventIDs: probe.NoEventIDs()},
+		Names: config.Names{Dialects: dialect.Names(), Samples: dialect.SampleNames, Drills: probe.DrillNames,
+			NoEventIDs: dialect.NoEventIDs()},
 		Getenv: getenv,
 	}
 }
@@ -79,11 +81,11 @@ func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]J
 		for _, s := range ct.Samples {
 			// A sample runs no drill, but a drop by the server is resumed
 			// and checked with the same settings.
-			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: probe.Samples[s], Drill: DrillSettings(ct), Conf: ct, Client: client, Origin: origin})
+			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: dialect.Samples[s], Drill: DrillSettings(ct), Conf: ct, Client: client, Origin: origin})
 		}
-		drillSample := probe.Samples["long"]
+		drillSample := dialect.Samples["long"]
 		if ct.DrillSample != "" {
-			drillSample = probe.Samples[ct.DrillSample]
+			drillSample = dialect.Samples[ct.DrillSample]
 		}
 		for _, d := range ct.Drills {
 			dr := DrillSettings(ct)
@@ -107,7 +109,7 @@ func DrillSettings(ct config.Target) probe.Drill {
 	return d
 }
 
-func probeTarget(ct config.Target, builtinURL string, getenv func(string) string) (probe.Target, error) {
+func probeTarget(ct config.Target, builtinURL string, getenv func(string) string) (dialect.Target, error) {
 	h := http.Header{}
 	for k, v := range ct.Headers {
 		h.Set(k, v)
@@ -115,25 +117,25 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	for k, env := range ct.HeaderEnv {
 		v, err := config.Secret(env, "", getenv)
 		if err != nil {
-			return probe.Target{}, err
+			return dialect.Target{}, err
 		}
 		h.Set(k, v)
 	}
 	key, err := config.Secret(ct.BearerEnv, ct.BearerFile, getenv)
 	if err != nil {
-		return probe.Target{}, err
+		return dialect.Target{}, err
 	}
 	if key != "" {
 		// The dialect's header: a bearer token, or one of the API's own
 		// (Anthropic's x-api-key, Gemini's x-goog-api-key).
-		name, prefix := probe.KeyHeader(ct.Dialect)
+		name, prefix := dialect.KeyHeader(ct.Dialect)
 		h.Set(name, prefix+key)
 	}
 	url := ct.URL.String()
 	if ct.Builtin {
-		url = BuiltinURL(builtinURL, ct.Dialect)
+		url = builtin.URL(builtinURL, ct.Dialect)
 	}
-	t := probe.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h, Body: ct.Body,
+	t := dialect.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h, Body: ct.Body,
 		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,
 		InsecureSkipVerify: ct.InsecureSkipVerify, NoResume: ct.ResumeOnDrop != nil && !*ct.ResumeOnDrop, KeepAlive: ct.KeepAlive, HTTP2: ct.HTTP2, MaxChunks: ct.MaxChunks}
 	if ct.EndData != nil {
@@ -141,13 +143,13 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	}
 	for s, tc := range ct.Tool {
 		if t.Tools == nil {
-			t.Tools = map[string]probe.ToolCall{}
+			t.Tools = map[string]dialect.ToolCall{}
 		}
 		var args json.RawMessage
 		if tc.Args != "" {
 			args = json.RawMessage(tc.Args)
 		}
-		t.Tools[s] = probe.ToolCall{Name: tc.Name, Args: args}
+		t.Tools[s] = dialect.ToolCall{Name: tc.Name, Args: args}
 	}
 	if ct.Builtin && t.Model == "" {
 		// The built-in target takes any model; a dialect whose URL names

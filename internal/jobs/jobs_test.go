@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/probe"
 )
@@ -133,7 +135,7 @@ bearer_file = "` + keyFile + `"
 	if err != nil {
 		t.Fatal(err)
 	}
-	byTarget := map[string]probe.Target{}
+	byTarget := map[string]dialect.Target{}
 	for _, j := range js {
 		byTarget[j.Target.Name] = j.Target
 	}
@@ -188,7 +190,7 @@ cancel_after = 2
 `, nil)
 	c.Targets[1].Body = []byte(`{"x":1}`)
 	c.Targets[1].Drills, c.Targets[1].DrillSample = []string{"drop"}, "short"
-	if !NeedsBuiltin(c) {
+	if !builtin.Needed(c) {
 		t.Error("NeedsBuiltin: false")
 	}
 	js, err := Build(c, "http://127.0.0.1:9/", env(nil))
@@ -214,7 +216,7 @@ cancel_after = 2
 	if j := got["ref-chat/drop"]; string(j.Target.Body) != `{"x":1}` || j.Sample.Name != "short" || j.Drill.Name != "drop" {
 		t.Errorf("body %q, drill sample %s, drill %q", j.Target.Body, j.Sample.Name, j.Drill.Name)
 	}
-	if got["plain/short"].Conf.CancelAfter != 2 || NeedsBuiltin(parse(t, "[[target]]\nname = \"x\"\nurl = \"http://x\"\n", nil)) {
+	if got["plain/short"].Conf.CancelAfter != 2 || builtin.Needed(parse(t, "[[target]]\nname = \"x\"\nurl = \"http://x\"\n", nil)) {
 		t.Error("cancel_after lost, or NeedsBuiltin without a built-in target")
 	}
 }
@@ -316,12 +318,12 @@ cancel_after = 2
 // is refused with probe's list.
 func TestEnvNamesAreProbes(t *testing.T) {
 	names := Env(nil).Names
-	if !slices.Equal(names.Dialects, probe.DialectNames()) || !slices.Equal(names.Samples, probe.SampleNames) || !slices.Equal(names.Drills, probe.DrillNames) {
+	if !slices.Equal(names.Dialects, dialect.Names()) || !slices.Equal(names.Samples, dialect.SampleNames) || !slices.Equal(names.Drills, probe.DrillNames) {
 		t.Errorf("names %+v", names)
 	}
 	_, err := config.Parse("j.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\ndialect = \"grpc\"\ndrills = [\"replay\"]\n"), Env(nil))
 	for _, want := range []string{
-		`j.toml:4: target[0].dialect: unknown dialect "grpc" (known: ` + strings.Join(probe.DialectNames(), ", ") + ")",
+		`j.toml:4: target[0].dialect: unknown dialect "grpc" (known: ` + strings.Join(dialect.Names(), ", ") + ")",
 		`j.toml:5: target[0].drills: drills[0]: unknown drill "replay" (known: ` + strings.Join(probe.DrillNames, ", ") + ")",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {

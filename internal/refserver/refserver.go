@@ -1,5 +1,5 @@
 // Package refserver is the reference target: a resumable Server-Sent Events
-// server in the manner of net/http/httptest, behind the built-in target of
+// server on loopback, behind the built-in target of
 // run, check, once and demo, and the fixture of the tests. It streams a
 // fixed schedule of events at exact offsets, logs when each one was really
 // written, honours Last-Event-ID from a bounded retention window, plays the
@@ -11,8 +11,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +69,8 @@ type Conn struct {
 // Server is a scheduled SSE server on loopback. Set the fields, then call
 // Start; change nothing after that.
 type Server struct {
-	*httptest.Server
+	// URL is the server's base URL (http://127.0.0.1:port), set by Start.
+	URL string
 
 	// Schedule is the stream to play.
 	Schedule []Step
@@ -132,6 +133,8 @@ type Server struct {
 	// reference target).
 	KeepConns int
 
+	http     *http.Server
+	ln       net.Listener
 	mu       sync.Mutex
 	conns    []*Conn
 	accepted int       // connections so far, whatever KeepConns trims
@@ -197,17 +200,29 @@ func NewUnstarted(schedule []Step) *Server {
 // caller's (Start does not need to be called then).
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
-// Start starts listening on loopback.
+// Start starts listening on a free port of 127.0.0.1 (or [::1] where the
+// machine has no IPv4 loopback). It panics when neither can be bound, as
+// net/http/httptest does: a reference target that cannot listen is a
+// broken machine, not a result.
 func (s *Server) Start() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		if ln, err = net.Listen("tcp6", "[::1]:0"); err != nil {
+			panic("refserver: cannot listen on loopback: " + err.Error())
+		}
+	}
 	s.quit = make(chan struct{})
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.ln, s.URL = ln, "http://"+ln.Addr().String()
+	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: time.Minute}
+	go s.http.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at Close
 }
 
-// Close shuts the server down, waiting for handlers to end.
+// Close shuts the server down: it stops listening, closes every
+// connection (a stream in flight ends as broken) and waits for the
+// handlers to end.
 func (s *Server) Close() {
 	close(s.quit)
-	s.Server.CloseClientConnections()
-	s.Server.Close()
+	s.http.Close()
 	s.wg.Wait()
 	for _, h := range s.Mount {
 		if c, ok := h.(io.Closer); ok {
@@ -654,6 +669,16 @@ func Events(at []time.Duration, end time.Duration) []Step {
 		steps = append(steps, Step{At: end, ID: strconv.Itoa(len(at) + 1), Data: "[DONE]"})
 	}
 	return steps
+}
+
+// DrillEvents is the generic stream the drills run on: 12 events 40 ms
+// apart from 100 ms, ids 1 to 12, then [DONE] with id 13.
+func DrillEvents() []Step {
+	at := make([]time.Duration, 12)
+	for i := range at {
+		at[i] = time.Duration(100+40*i) * time.Millisecond
+	}
+	return Events(at, 600*time.Millisecond)
 }
 
 // Ms turns milliseconds into offsets, for compact schedules in tests.

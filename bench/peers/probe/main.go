@@ -21,6 +21,7 @@ import (
 
 	"clients/internal/lag"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -35,9 +36,9 @@ var (
 	next  atomic.Int64
 )
 
-type lagDialect struct{ probe.Dialect }
+type lagDialect struct{ dialect.Dialect }
 
-func (d lagDialect) Decode(t probe.Target, ev *resumeclient.Event) (probe.Chunk, error) {
+func (d lagDialect) Decode(t dialect.Target, ev *resumeclient.Event) (dialect.Chunk, error) {
 	if ev.Kind == resumeclient.KindEvent {
 		if i, err := strconv.Atoi(t.RunID); err == nil && uint(i) < uint(len(slots)) {
 			if s := slots[i].Load(); s != nil {
@@ -49,8 +50,8 @@ func (d lagDialect) Decode(t probe.Target, ev *resumeclient.Event) (probe.Chunk,
 }
 
 func main() {
-	probe.Dialects["bench-lag"] = lagDialect{probe.Dialects["sse"]}
-	tg := probe.Target{Name: "bench", Dialect: "bench-lag", EndData: "[DONE]"}
+	dialect.Dialects["bench-lag"] = lagDialect{dialect.Dialects["sse"]}
+	tg := dialect.Target{Name: "bench", Dialect: "bench-lag", EndData: "[DONE]"}
 	client := probe.NewClient(tg)
 	lag.Main("probe", func(url string, s *lag.Stream) error {
 		i := int(next.Add(1))
@@ -63,7 +64,7 @@ func main() {
 		t.URL = url
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		res := probe.Run(ctx, t, probe.Options{Sample: probe.Samples["long"], Client: client, RequestID: strconv.Itoa(i)})
+		res := probe.Run(ctx, t, probe.Options{Sample: dialect.Samples["long"], Client: client, RequestID: strconv.Itoa(i)})
 		if !res.Record.Passed() {
 			return fmt.Errorf("%s: %s", res.Record.Outcome, res.Record.Error)
 		}

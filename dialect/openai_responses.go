@@ -1,4 +1,4 @@
-package probe
+package dialect
 
 import (
 	"bytes"
@@ -162,19 +162,24 @@ func (e *responsesEvent) responseField() bool {
 
 func (openAIResponses) EOFIsEnd(Target) bool { return false }
 
-func (openAIResponses) Resumable() bool { return true }
+// Resumer is starting_after on the response's own URL.
+func (openAIResponses) Resumer() Resumer { return startingAfter{} }
 
-func (openAIResponses) CursorLabel(n string) string { return "starting_after=" + n }
+// startingAfter resumes a background response from the sequence_number
+// of its last event: GET /v1/responses/{id}?stream=true&starting_after=N.
+type startingAfter struct{}
+
+func (startingAfter) Label(n string) string { return "starting_after=" + n }
 
 // StaleCursor is far ahead of any stream's sequence numbers.
-func (openAIResponses) StaleCursor() string { return DefaultStaleCursor }
+func (startingAfter) StaleCursor() string { return DefaultStaleCursor }
 
-func (openAIResponses) Cursor(_ *resumeclient.Event, ch Chunk) (string, bool) {
+func (startingAfter) Cursor(_ *resumeclient.Event, ch Chunk) (string, bool) {
 	return ch.Cursor, ch.HasCursor
 }
 
 // Resume asks for the rest of a background response after cursor.
-func (openAIResponses) Resume(orig resumeclient.Request, cursor, responseID string) (resumeclient.Request, error) {
+func (startingAfter) Resume(orig resumeclient.Request, cursor, responseID string) (resumeclient.Request, error) {
 	if responseID == "" {
 		return resumeclient.Request{}, fmt.Errorf("openai-responses: no response id seen before the drop")
 	}

@@ -1,4 +1,4 @@
-package probe
+package dialect_test
 
 import (
 	"encoding/json"
@@ -6,8 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/aisdkpeer"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
+	"github.com/streamprobe/streamprobe/probe"
 )
 
 // Against the AI SDK itself (internal/testenv/aisdkpeer: streamText over the SDK's
@@ -16,11 +20,11 @@ import (
 // the peer's log shows over its nominal pacing (how busy the machine is).
 func TestAISDKPeer(t *testing.T) {
 	peer := aisdkpeer.Start(t)
-	tg := Target{Name: "app", URL: peer.URL, Dialect: "ai-sdk-ui"}
-	runProbe(t, tg, "short", runDeadline) // warm-up: Node compiles on the first answer
-	res := runProbe(t, tg, "short", runDeadline)
+	tg := dialect.Target{Name: "app", URL: peer.URL, Dialect: "ai-sdk-ui"}
+	runProbe(t, tg, "short", reftest.RunDeadline) // warm-up: Node compiles on the first answer
+	res := runProbe(t, tg, "short", reftest.RunDeadline)
 	rec, tl := res.Record, res.Timeline
-	if rec.Outcome != Success {
+	if rec.Outcome != probe.Success {
 		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
 	}
 	log, err := peer.Log()
@@ -51,9 +55,9 @@ func TestAISDKPeer(t *testing.T) {
 		lateness = math.Max(lateness, math.Abs(sent[i]-sent[i-1]-nominal))
 	}
 	allowance := 5 + lateness
-	t.Logf("peer sent text deltas at %.1f ms; probe TFC %.1f ms, headers %.1f ms, allowance %.1f ms", sent, val(rec.TFCMs), val(rec.HeadersMs), allowance)
+	t.Logf("peer sent text deltas at %.1f ms; probe TFC %.1f ms, headers %.1f ms, allowance %.1f ms", sent, reftest.Val(rec.TFCMs), reftest.Val(rec.HeadersMs), allowance)
 	for i := 1; i < len(sent); i++ {
-		got := msSince(tl.Chunks()[0], tl.Chunks()[i])
+		got := reftest.MsSince(tl.Chunks()[0], tl.Chunks()[i])
 		if want := sent[i] - sent[0]; math.Abs(got-want) > allowance {
 			t.Errorf("chunk %d read %.1f ms after the first, the peer sent it %.1f ms after (allowance %.1f ms)", i, got, want, allowance)
 		}
@@ -65,24 +69,24 @@ func TestAISDKPeer(t *testing.T) {
 	// its stamp (first_effective 258.6 ms for a reasoning delta stamped
 	// at 263.4, with both cores busy): the lower bounds take the same
 	// allowance.
-	if tfc := val(rec.TFCMs); tfc < sent[0]-allowance || tfc > sent[0]+val(rec.HeadersMs)+allowance {
+	if tfc := reftest.Val(rec.TFCMs); tfc < sent[0]-allowance || tfc > sent[0]+reftest.Val(rec.HeadersMs)+allowance {
 		t.Errorf("tfc_ms %.1f, the peer sent the first text delta %.1f ms after the request came (headers %.1f ms, allowance %.1f ms)",
-			tfc, sent[0], val(rec.HeadersMs), allowance)
+			tfc, sent[0], reftest.Val(rec.HeadersMs), allowance)
 	}
-	if fe := val(rec.FirstEffectiveMs); fe < reasoning-allowance || fe >= val(rec.TFCMs) {
-		t.Errorf("first_effective_ms %.1f: want the reasoning delta (sent at %.1f ms), before TFC %.1f", fe, reasoning, val(rec.TFCMs))
+	if fe := reftest.Val(rec.FirstEffectiveMs); fe < reasoning-allowance || fe >= reftest.Val(rec.TFCMs) {
+		t.Errorf("first_effective_ms %.1f: want the reasoning delta (sent at %.1f ms), before TFC %.1f", fe, reasoning, reftest.Val(rec.TFCMs))
 	}
-	if rec.EndMs == nil || *rec.EndMs < val(rec.TFCMs) {
+	if rec.EndMs == nil || *rec.EndMs < reftest.Val(rec.TFCMs) {
 		t.Errorf("end_ms %v", rec.EndMs)
 	}
 
 	// The SDK's error part ends the run as the provider's error, with the
 	// text the SDK sends (it masks the model's message by default).
 	errTarget := tg
-	errTarget.Body, _ = json.Marshal(aiSDKRequest{ID: "c", Trigger: "submit-message",
-		Messages: []aiSDKMessage{{ID: "m", Role: "user", Parts: []aiSDKPart{{Type: "text", Text: "say error"}}}}})
-	rec = runProbe(t, errTarget, "short", runDeadline).Record
-	if rec.Outcome != UpstreamError || rec.Error != "error event in the stream: An error occurred." || rec.Chunks != 1 {
+	errTarget.Body, _ = json.Marshal(dialect.AISDKRequest{ID: "c", Trigger: "submit-message",
+		Messages: []dialect.AISDKMessage{{ID: "m", Role: "user", Parts: []dialect.AISDKPart{{Type: "text", Text: "say error"}}}}})
+	rec = runProbe(t, errTarget, "short", reftest.RunDeadline).Record
+	if rec.Outcome != probe.UpstreamError || rec.Error != "error event in the stream: An error occurred." || rec.Chunks != 1 {
 		t.Errorf("error part: outcome %s error %q chunks %d", rec.Outcome, rec.Error, rec.Chunks)
 	}
 }
@@ -91,16 +95,16 @@ func TestAISDKPeer(t *testing.T) {
 // its send times, and each error kind named.
 func TestAISDKTimeline(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, refserver.NewUnstarted(DemoAISDK("")))
-	res := runProbe(t, Target{Name: "app", URL: srv.URL + "/api/chat", Dialect: "ai-sdk-ui"}, "short", runDeadline)
+	srv := reftest.Serve(t, refserver.NewUnstarted(builtin.AISDK("")))
+	res := runProbe(t, dialect.Target{Name: "app", URL: srv.URL + "/api/chat", Dialect: "ai-sdk-ui"}, "short", reftest.RunDeadline)
 	rec, tl := res.Record, res.Timeline
-	if rec.Outcome != Success {
+	if rec.Outcome != probe.Success {
 		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
 	}
-	c := closedConn(t, srv, 0)
-	var body aiSDKRequest
+	c := reftest.ClosedConn(t, srv, 0)
+	var body dialect.AISDKRequest
 	if err := json.Unmarshal(c.Body, &body); err != nil || c.Path != "/api/chat" || len(body.Messages) != 1 || body.Messages[0].Role != "user" ||
-		body.Messages[0].Parts[0].Type != "text" || body.Messages[0].Parts[0].Text != Samples["short"].Prompt {
+		body.Messages[0].Parts[0].Type != "text" || body.Messages[0].Parts[0].Text != dialect.Samples["short"].Prompt {
 		t.Errorf("request %s %s", c.Path, c.Body)
 	}
 	// DemoAISDK: 0 start, 1 start-step, 2 reasoning-start, 3 reasoning-delta,
@@ -109,30 +113,22 @@ func TestAISDKTimeline(t *testing.T) {
 	if tl.ChunkCount() != 10 {
 		t.Fatalf("%d chunks, want 10", tl.ChunkCount())
 	}
-	milestone(t, "first_event_ms (start)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
-	milestone(t, "first_effective_ms (reasoning-delta)", rec.FirstEffectiveMs, tl, srv, c, 3, tl.FirstEffective)
-	milestone(t, "tfc_ms (first text-delta)", rec.TFCMs, tl, srv, c, 6, tl.Chunks()[0])
+	reftest.Milestone(t, "first_event_ms (start)", rec.FirstEventMs, tl.Start, srv, c, 0, tl.FirstEvent)
+	reftest.Milestone(t, "first_effective_ms (reasoning-delta)", rec.FirstEffectiveMs, tl.Start, srv, c, 3, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms (first text-delta)", rec.TFCMs, tl.Start, srv, c, 6, tl.Chunks()[0])
 	for i, ch := range tl.Chunks() {
-		notBefore(t, "text-delta", ch, due(srv, c, 6+i))
+		reftest.NotBefore(t, "text-delta", ch, reftest.Due(srv, c, 6+i))
 	}
-	milestone(t, "end_ms ([DONE])", rec.EndMs, tl, srv, c, 19, tl.End)
+	reftest.Milestone(t, "end_ms ([DONE])", rec.EndMs, tl.Start, srv, c, 19, tl.End)
 	for _, tt := range []struct{ fault, want string }{
 		{"error-part", "error event in the stream: the model is overloaded"},
 		{"abort", "error event in the stream: abort part: the server aborted the answer"},
 		{"cut-off", "stream closed by the server before the end marker"},
 	} {
-		srv := serve(t, refserver.NewUnstarted(DemoAISDK(tt.fault)))
-		rec := runProbe(t, Target{Name: "app", URL: srv.URL, Dialect: "ai-sdk-ui"}, "short", runDeadline).Record
-		if rec.Outcome != UpstreamError || rec.Error != tt.want {
+		srv := reftest.Serve(t, refserver.NewUnstarted(builtin.AISDK(tt.fault)))
+		rec := runProbe(t, dialect.Target{Name: "app", URL: srv.URL, Dialect: "ai-sdk-ui"}, "short", reftest.RunDeadline).Record
+		if rec.Outcome != probe.UpstreamError || rec.Error != tt.want {
 			t.Errorf("%s: outcome %s error %q, want %q", tt.fault, rec.Outcome, rec.Error, tt.want)
 		}
 	}
-}
-
-// val is *p, 0 when nil.
-func val(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

@@ -1,4 +1,4 @@
-package probe
+package dialect
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -112,24 +111,21 @@ func mcpCallID(t Target) string { return cmp.Or(t.RunID, "streamprobe") }
 
 func (mcpDialect) EOFIsEnd(Target) bool { return false }
 
-func (mcpDialect) Resumable() bool { return true }
+// Resumer is a GET with the session's headers and Last-Event-ID, as
+// Streamable HTTP resumes.
+func (mcpDialect) Resumer() Resumer { return mcpResume{} }
 
-// Cursor is the SSE last event ID, as for the generic dialect.
-func (mcpDialect) Cursor(ev *resumeclient.Event, ch Chunk) (string, bool) {
-	return sseDialect{}.Cursor(ev, ch)
-}
+// mcpResume resumes the call's stream on its own GET; its cursor is the
+// SSE last event ID, as for the generic dialect.
+type mcpResume struct{ lastEventID }
 
 // Resume asks for the rest of the call's stream: GET on the endpoint with
 // the session's headers and Last-Event-ID, as Streamable HTTP resumes.
-func (mcpDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumeclient.Request, error) {
+func (mcpResume) Resume(orig resumeclient.Request, cursor, _ string) (resumeclient.Request, error) {
 	h := orig.Header.Clone()
 	h.Del("Content-Type")
 	return resumeclient.Request{Method: http.MethodGet, URL: orig.URL, Header: h, LastEventID: cursor}, nil
 }
-
-func (mcpDialect) CursorLabel(id string) string { return sseDialect{}.CursorLabel(id) }
-
-func (mcpDialect) StaleCursor() string { return sseDialect{}.StaleCursor() }
 
 func (mcpDialect) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
@@ -242,65 +238,9 @@ func (m *mcpMessage) message() bool {
 	})
 }
 
-// anyStr reads a field that takes any JSON value (a json.RawMessage):
-// isStr reports whether it is a string, and dst holds it then.
-func (s *jscan) anyStr(dst *jstr, isStr *bool) bool {
-	if s.data[s.i] != '"' {
-		*isStr = false
-		return s.skip()
-	}
-	v, ok := s.str()
-	*dst, *isStr = v, ok
-	return ok
-}
-
-// floatField reads a number field into dst (a float64): null leaves it as
-// it was, a number out of range is a type mismatch, as encoding/json has
-// them.
-func (s *jscan) floatField(dst *float64, parent, name string) bool {
-	switch c := s.data[s.i]; {
-	case c == 'n':
-		return s.lit("null")
-	case c == '-' || c >= '0' && c <= '9':
-		raw, ok := s.num()
-		if !ok {
-			return false
-		}
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil {
-			if !s.typed {
-				s.typed, s.field, s.want, s.got = true, path(parent, name), "a number", "number"
-			}
-			return true
-		}
-		*dst = f
-		return true
-	}
-	return s.wrong(parent, name, "a number")
-}
-
-// The session: what a dialect needs before and after its stream.
-
-// sessionDialect is a dialect whose stream lives in a session of its
-// protocol: requests before the stream open it (and add the headers
-// every later request carries), a request after it ends it, and the
-// cancel sample cancels by a message of the protocol, not by closing the
-// connection. Run checks for it; the other dialects have none.
-type sessionDialect interface {
-	// OpenSession runs the requests before the stream, adding the
-	// session's headers to req (the stream's request, whose headers the
-	// resumes and the cancel copy).
-	OpenSession(ctx context.Context, c *resumeclient.Client, t Target, req *resumeclient.Request) error
-	// CloseSession ends the session (its answer is not judged).
-	CloseSession(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request)
-	// CancelCall asks the server to cancel the call: the stream is then
-	// read on, to see whether a result still comes and how soon it ends.
-	CancelCall(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request) error
-}
-
-// errSetup marks a session setup the server answered wrongly (not a
-// transport error): a protocol_error.
-var errSetup = errors.New("mcp")
+// errSetup marks the MCP server's wrong answers to the session setup: an
+// ErrSetup, named "mcp: ...".
+var errSetup error = setupError("mcp")
 
 // OpenSession sends initialize, checks the protocol version the server
 // answers, keeps its Mcp-Session-Id, and sends notifications/initialized.

@@ -1,4 +1,10 @@
-package probe
+// Package builtin is the built-in reference target as every command runs
+// it: the streams it plays for each dialect and sample (the scorecard
+// article's worked example, with a fault per error kind), the routes that
+// pick them, and the resume drills of demo -drills, each against a server
+// with one bug. It wires internal/refserver; the measurement packages do
+// not import it.
+package builtin
 
 import (
 	"bytes"
@@ -7,14 +13,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/probe"
 )
 
-// DemoSchedules are the openai-chat streams the built-in reference target
+// ChatSchedules are the openai-chat streams the built-in reference target
 // plays for each sample: short is the scorecard article's worked example
 // (chunks at 412 ... 1044 ms, [DONE] at 1051 ms), long is 40 chunks 30 ms
 // apart with one 320 ms stall, cancel is the long stream.
-func DemoSchedules() map[string][]refserver.Step {
+func ChatSchedules() map[string][]refserver.Step {
 	short := &refserver.Chat{Model: "refserver"}
 	short.Role(380 * time.Millisecond)
 	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
@@ -36,9 +44,9 @@ func DemoSchedules() map[string][]refserver.Step {
 	return map[string][]refserver.Step{"short": short.Steps(true), "long": long.Steps(true), "cancel": long.Steps(true)}
 }
 
-// DemoResponses and DemoAnthropic are the demo streams in the Responses
+// Responses and Anthropic are the demo streams in the Responses
 // API and Messages API formats: the short worked example's timing.
-func DemoResponses() []refserver.Step {
+func Responses() []refserver.Step {
 	r := &refserver.Responses{}
 	r.Created(360*time.Millisecond).Meta(370*time.Millisecond, "response.in_progress")
 	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
@@ -47,9 +55,9 @@ func DemoResponses() []refserver.Step {
 	return r.Completed(1051*time.Millisecond, 14, 10).Steps()
 }
 
-// DemoAnthropic is the worked example as a Messages API stream, with a
+// Anthropic is the worked example as a Messages API stream, with a
 // ping before the first text.
-func DemoAnthropic() []refserver.Step {
+func Anthropic() []refserver.Step {
 	a := &refserver.Anthropic{}
 	a.MessageStart(360*time.Millisecond, 14).BlockStart(370*time.Millisecond, "text").Ping(390 * time.Millisecond)
 	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
@@ -58,10 +66,10 @@ func DemoAnthropic() []refserver.Step {
 	return a.MessageDelta(1046*time.Millisecond, 10).Stop(1051 * time.Millisecond).Steps()
 }
 
-// DemoGemini is the worked example as a Gemini stream: a thought, then the
+// Gemini is the worked example as a Gemini stream: a thought, then the
 // text, the last chunk carrying finishReason STOP and the usage; the
-// body ends with it. fault picks one error kind instead (DemoFaults).
-func DemoGemini(fault string) []refserver.Step {
+// body ends with it. fault picks one error kind instead (Faults).
+func Gemini(fault string) []refserver.Step {
 	g := &refserver.Gemini{}
 	if fault == "blocked-prompt" {
 		return g.PromptBlocked(360*time.Millisecond, "SAFETY").Steps()
@@ -80,10 +88,10 @@ func DemoGemini(fault string) []refserver.Step {
 	return g.Finish(ms[len(ms)-1], "w9", "STOP", 14, 10, 4).Steps()
 }
 
-// DemoOllama is the worked example as an Ollama /api/chat stream (NDJSON):
+// Ollama is the worked example as an Ollama /api/chat stream (NDJSON):
 // a thinking line, the text lines, then done with the counts. fault picks
-// one error kind instead (DemoFaults).
-func DemoOllama(fault string) []refserver.Step {
+// one error kind instead (Faults).
+func Ollama(fault string) []refserver.Step {
 	o := &refserver.Ollama{}
 	o.Thinking(360*time.Millisecond, "Recalling the capital.")
 	ms := refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044)
@@ -99,11 +107,11 @@ func DemoOllama(fault string) []refserver.Step {
 	return o.Done(1051*time.Millisecond, "stop", 14, 10).Steps()
 }
 
-// DemoAISDK is the worked example as an AI SDK UI message stream: start,
+// AISDK is the worked example as an AI SDK UI message stream: start,
 // a reasoning part, the text deltas, finish, [DONE]. fault picks one error
 // kind instead: error-part, abort, cut-off (the body ends before
 // [DONE]).
-func DemoAISDK(fault string) []refserver.Step {
+func AISDK(fault string) []refserver.Step {
 	a := &refserver.AISDK{}
 	a.Part(340*time.Millisecond, "start", map[string]any{"messageId": "refserver-1"}).Part(341*time.Millisecond, "start-step", nil).
 		Part(350*time.Millisecond, "reasoning-start", map[string]any{"id": "r1"}).Reasoning(360*time.Millisecond, "Recalling the capital.").
@@ -126,15 +134,15 @@ func DemoAISDK(fault string) []refserver.Step {
 		Part(1048*time.Millisecond, "finish", map[string]any{"finishReason": "stop"}).Done(1051 * time.Millisecond).Steps()
 }
 
-// DemoFaults are the fault answers of the built-in reference target, by
+// Faults are the fault answers of the built-in reference target, by
 // the model a request names: each error kind of a dialect once. A fault
 // model answers every dialect that names its model in the URL.
-var DemoFaults = []string{"blocked-prompt", "blocked-answer", "cut-off", "error-line", "http-429", "http-404"}
+var Faults = []string{"blocked-prompt", "blocked-answer", "cut-off", "error-line", "http-429", "http-404"}
 
-// demoFault is the fault a request asks for by its model (in the URL, or
+// fault is the fault a request asks for by its model (in the URL, or
 // the body's "model"), "" for none.
-func demoFault(r *http.Request, body []byte) string {
-	for _, f := range DemoFaults {
+func fault(r *http.Request, body []byte) string {
+	for _, f := range Faults {
 		if strings.Contains(r.URL.Path, "/models/"+f+":") || bytes.Contains(body, []byte(`"model":"`+f+`"`)) {
 			return f
 		}
@@ -142,17 +150,17 @@ func demoFault(r *http.Request, body []byte) string {
 	return ""
 }
 
-// NewDemoServer returns the built-in reference target, unstarted: an
+// NewServer returns the built-in reference target, unstarted: an
 // refserver server that answers each fixed sample with its demo schedule on
-// the chat completions path, the drill stream (DemoDrillSchedule, with
+// the chat completions path, the drill stream (refserver.DrillEvents, with
 // ids, resumable) on /events, and the worked example as a Responses API
 // stream (resumable with starting_after), as a Messages API stream and as
 // a Gemini stream and as an Ollama NDJSON stream on /api/chat (each with a
-// fault per error kind by model: DemoFaults).
-func NewDemoServer() *refserver.Server {
-	sched := DemoSchedules()
-	drills := DemoDrillSchedule()
-	responses, anthropic := DemoResponses(), DemoAnthropic()
+// fault per error kind by model: Faults).
+func NewServer() *refserver.Server {
+	sched := ChatSchedules()
+	drills := refserver.DrillEvents()
+	responses, anthropic := Responses(), Anthropic()
 	srv := refserver.NewUnstarted(sched["short"])
 	srv.Mount = map[string]http.Handler{"/mcp": refserver.NewMCP("")}
 	// A resume costs a 20 ms handshake, as a real one does.
@@ -166,23 +174,23 @@ func NewDemoServer() *refserver.Server {
 		case r.URL.Path == "/v1/messages":
 			return anthropic
 		case bytes.Contains(body, []byte(`"trigger":"submit-message"`)):
-			return DemoAISDK("") // a useChat request, on any route
+			return AISDK("") // a useChat request, on any route
 		case strings.HasSuffix(r.URL.Path, ":streamGenerateContent"):
-			return DemoGemini(demoFault(r, body))
+			return Gemini(fault(r, body))
 		case r.URL.Path == "/api/chat":
-			return DemoOllama(demoFault(r, body))
+			return Ollama(fault(r, body))
 		}
-		for _, name := range SampleNames {
+		for _, name := range dialect.SampleNames {
 			// The samples share prompts; max_tokens tells them apart
 			// only where needed, so the long schedule answers both.
-			if bytes.Contains(body, []byte(Samples[name].Prompt)) {
+			if bytes.Contains(body, []byte(dialect.Samples[name].Prompt)) {
 				return sched[name]
 			}
 		}
 		return nil
 	}
 	srv.StatusFor = func(r *http.Request, body []byte) (int, string) {
-		switch demoFault(r, body) {
+		switch fault(r, body) {
 		case "http-429":
 			return http.StatusTooManyRequests, refserver.GeminiError(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")
 		case "http-404":
@@ -199,65 +207,55 @@ func NewDemoServer() *refserver.Server {
 	return srv
 }
 
-// DemoDrill is one resume drill against the reference target with a
+// DrillCase is one resume drill against the reference target with a
 // server behaviour switched on, as `streamprobe demo -drills` plays them.
-type DemoDrill struct {
+type DrillCase struct {
 	Server string // what the server does
-	Drill  Drill
+	Drill  probe.Drill
 	Setup  func(*refserver.Server)
-	Want   Verdict // the verdict the drill must give against this server
+	Want   probe.Verdict // the verdict the drill must give against this server
 	// MCP, when set, runs the drill with the mcp dialect against the
 	// reference MCP server on /mcp with this fault ("correct" for none).
 	MCP refserver.MCPFault
 }
 
-// DemoTarget is the target a demo drill probes on the reference server
+// Target is the target a demo drill probes on the reference server
 // at base: the generic drill stream, or the MCP server's progress tool
 // (12 steps 40 ms apart) with the drill's fault.
-func (dd DemoDrill) DemoTarget(base string) Target {
+func (dd DrillCase) Target(base string) dialect.Target {
 	if dd.MCP == "" {
-		return Target{Name: "demo", URL: base, Dialect: "sse", EndData: "[DONE]"}
+		return dialect.Target{Name: "demo", URL: base, Dialect: "sse", EndData: "[DONE]"}
 	}
 	f := dd.MCP
 	if f == "correct" {
 		f = ""
 	}
 	args := `{"steps":12,"interval_ms":40,"fault":"` + string(f) + `"}`
-	return Target{Name: "demo", URL: strings.TrimSuffix(base, "/") + "/mcp", Dialect: "mcp",
-		Tools: map[string]ToolCall{"long": {Name: "progress", Args: []byte(args)}}}
+	return dialect.Target{Name: "demo", URL: strings.TrimSuffix(base, "/") + "/mcp", Dialect: "mcp",
+		Tools: map[string]dialect.ToolCall{"long": {Name: "progress", Args: []byte(args)}}}
 }
 
 // mountMCP puts the reference MCP server on /mcp.
 func mountMCP(s *refserver.Server) { s.Mount = map[string]http.Handler{"/mcp": refserver.NewMCP("")} }
 
-// DemoDrillSchedule is the generic stream the drills run on: 12 events 40 ms
-// apart from 100 ms, ids 1 to 12, then [DONE] with id 13.
-func DemoDrillSchedule() []refserver.Step {
-	at := make([]time.Duration, 12)
-	for i := range at {
-		at[i] = time.Duration(100+40*i) * time.Millisecond
-	}
-	return refserver.Events(at, 600*time.Millisecond)
-}
-
-// DemoDrills lists the drills of the demo: each verdict once.
-func DemoDrills() []DemoDrill {
-	return []DemoDrill{
-		{Server: "correct", Drill: Drill{Name: DrillDrop}, Want: VerdictPass},
-		{Server: "correct", Drill: Drill{Name: DrillDuplicate}, Want: VerdictPass},
-		{Server: "answers a stale id with an error event", Drill: Drill{Name: DrillStale}, Want: VerdictStaleOK},
-		{Server: "replays the sent id again (off-by-one)", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Inclusive }, Want: VerdictDuplicate},
-		{Server: "resumes at id+2", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Skip }, Want: VerdictMissed},
-		{Server: "ignores Last-Event-ID", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Restart }, Want: VerdictRestarted},
-		{Server: "replays an id with different data", Drill: Drill{Name: DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Mismatch }, Want: VerdictMismatch},
-		{Server: "streams the live tail for a stale id", Drill: Drill{Name: DrillStale}, Setup: func(s *refserver.Server) { s.Stale = refserver.StaleLive }, Want: VerdictUndefinedStale},
-		{Server: "MCP, correct event store", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: "correct", Want: VerdictPass},
-		{Server: "MCP, answers an unknown Last-Event-ID with 404", Drill: Drill{Name: DrillStale}, Setup: mountMCP, MCP: "correct", Want: VerdictStaleOK},
-		{Server: "MCP, replays from the sent id itself", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPDuplicate, Want: VerdictDuplicate},
-		{Server: "MCP, skips an event on resume", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPGap, Want: VerdictMissed},
-		{Server: "MCP, runs the tool again on resume", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPRestart, Want: VerdictRestarted},
-		{Server: "MCP, replays another call's messages", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPCrossStream, Want: VerdictCrossStream},
-		{Server: "MCP, live tail for an unknown Last-Event-ID", Drill: Drill{Name: DrillStale}, Setup: mountMCP, MCP: refserver.MCPStaleLive, Want: VerdictUndefinedStale},
-		{Server: "MCP, no event ids", Drill: Drill{Name: DrillDrop}, Setup: mountMCP, MCP: refserver.MCPNoIDs, Want: VerdictNotSupported},
+// Drills lists the drills of the demo: each verdict once.
+func Drills() []DrillCase {
+	return []DrillCase{
+		{Server: "correct", Drill: probe.Drill{Name: probe.DrillDrop}, Want: probe.VerdictPass},
+		{Server: "correct", Drill: probe.Drill{Name: probe.DrillDuplicate}, Want: probe.VerdictPass},
+		{Server: "answers a stale id with an error event", Drill: probe.Drill{Name: probe.DrillStale}, Want: probe.VerdictStaleOK},
+		{Server: "replays the sent id again (off-by-one)", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Inclusive }, Want: probe.VerdictDuplicate},
+		{Server: "resumes at id+2", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Skip }, Want: probe.VerdictMissed},
+		{Server: "ignores Last-Event-ID", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Restart }, Want: probe.VerdictRestarted},
+		{Server: "replays an id with different data", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: func(s *refserver.Server) { s.Bug = refserver.Mismatch }, Want: probe.VerdictMismatch},
+		{Server: "streams the live tail for a stale id", Drill: probe.Drill{Name: probe.DrillStale}, Setup: func(s *refserver.Server) { s.Stale = refserver.StaleLive }, Want: probe.VerdictUndefinedStale},
+		{Server: "MCP, correct event store", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: "correct", Want: probe.VerdictPass},
+		{Server: "MCP, answers an unknown Last-Event-ID with 404", Drill: probe.Drill{Name: probe.DrillStale}, Setup: mountMCP, MCP: "correct", Want: probe.VerdictStaleOK},
+		{Server: "MCP, replays from the sent id itself", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPDuplicate, Want: probe.VerdictDuplicate},
+		{Server: "MCP, skips an event on resume", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPGap, Want: probe.VerdictMissed},
+		{Server: "MCP, runs the tool again on resume", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPRestart, Want: probe.VerdictRestarted},
+		{Server: "MCP, replays another call's messages", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPCrossStream, Want: probe.VerdictCrossStream},
+		{Server: "MCP, live tail for an unknown Last-Event-ID", Drill: probe.Drill{Name: probe.DrillStale}, Setup: mountMCP, MCP: refserver.MCPStaleLive, Want: probe.VerdictUndefinedStale},
+		{Server: "MCP, no event ids", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPNoIDs, Want: probe.VerdictNotSupported},
 	}
 }

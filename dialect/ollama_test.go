@@ -1,4 +1,4 @@
-package probe
+package dialect_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
+	"github.com/streamprobe/streamprobe/probe"
 )
 
 func ollamaServer(steps []refserver.Step) *refserver.Server {
@@ -19,32 +22,32 @@ func TestOllamaTimeline(t *testing.T) {
 	t.Parallel()
 	o := &refserver.Ollama{}
 	o.Thinking(at(50), "hmm").ToolCall(at(80), "lookup").Text(at(120), "Par").Text(at(160), "is").Text(at(200), ".").Done(at(260), "stop", 26, 3)
-	srv := serve(t, ollamaServer(o.Steps()))
+	srv := reftest.Serve(t, ollamaServer(o.Steps()))
 	// The line with "is" arrives in three writes 20 ms apart: a line is
 	// stamped when the write that ends it arrives.
 	srv.Schedule[3].Splits, srv.SplitDelay = []int{10, 40}, at(20)
-	res := runProbe(t, Target{Name: "llama", URL: srv.URL, Dialect: "ollama", Model: "llama3.2"}, "short", runDeadline)
+	res := runProbe(t, dialect.Target{Name: "llama", URL: srv.URL, Dialect: "ollama", Model: "llama3.2"}, "short", reftest.RunDeadline)
 	rec, tl := res.Record, res.Timeline
-	if rec.Outcome != Success {
+	if rec.Outcome != probe.Success {
 		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
 	}
-	c := closedConn(t, srv, 0)
-	var body ollamaRequest
+	c := reftest.ClosedConn(t, srv, 0)
+	var body dialect.OllamaRequest
 	if err := json.Unmarshal(c.Body, &body); err != nil || c.Method != http.MethodPost || c.Path != "/api/chat" || !body.Stream ||
-		body.Model != "llama3.2" || body.Options.NumPredict != 64 || len(body.Messages) != 1 || body.Messages[0].Content != Samples["short"].Prompt {
+		body.Model != "llama3.2" || body.Options.NumPredict != 64 || len(body.Messages) != 1 || body.Messages[0].Content != dialect.Samples["short"].Prompt {
 		t.Errorf("request %s %s %s (%v)", c.Method, c.Path, c.Body, err)
 	}
 	if tl.ChunkCount() != 3 {
 		t.Fatalf("%d text lines, want 3", tl.ChunkCount())
 	}
-	milestone(t, "first_event_ms (thinking)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
-	milestone(t, "first_effective_ms (thinking)", rec.FirstEffectiveMs, tl, srv, c, 0, tl.FirstEffective)
-	milestone(t, "tfc_ms (first content)", rec.TFCMs, tl, srv, c, 2, tl.Chunks()[0])
+	reftest.Milestone(t, "first_event_ms (thinking)", rec.FirstEventMs, tl.Start, srv, c, 0, tl.FirstEvent)
+	reftest.Milestone(t, "first_effective_ms (thinking)", rec.FirstEffectiveMs, tl.Start, srv, c, 0, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms (first content)", rec.TFCMs, tl.Start, srv, c, 2, tl.Chunks()[0])
 	// The split line: not before its last piece was written.
-	notBefore(t, "the split line", tl.Chunks()[1], due(srv, c, 3).Add(at(40)))
-	notBefore(t, "last text line", tl.Chunks()[2], due(srv, c, 4))
-	milestone(t, "end_ms (done: true)", rec.EndMs, tl, srv, c, 5, tl.End)
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[2], tl.End))
+	reftest.NotBefore(t, "the split line", tl.Chunks()[1], reftest.Due(srv, c, 3).Add(at(40)))
+	reftest.NotBefore(t, "last text line", tl.Chunks()[2], reftest.Due(srv, c, 4))
+	reftest.Milestone(t, "end_ms (done: true)", rec.EndMs, tl.Start, srv, c, 5, tl.End)
+	reftest.MsIs(t, "close_ms", rec.CloseMs, reftest.MsSince(tl.Chunks()[2], tl.End))
 	if rec.Tokens == nil || rec.Tokens.Prompt != 26 || rec.Tokens.Completion != 3 || rec.Truncated != 0 {
 		t.Errorf("tokens %+v truncated %d", rec.Tokens, rec.Truncated)
 	}
@@ -63,14 +66,14 @@ func TestOllamaErrors(t *testing.T) {
 		status    int
 		body      string
 		ct        string
-		outcome   Outcome
+		outcome   probe.Outcome
 		want      string
 		truncated int
 	}{
-		{"error line", errLine.Steps(), 0, "", "", UpstreamError, "error event in the stream: model runner crashed, key [redacted]", 0},
-		{"cut-off last line", cut.Steps(), 0, "", "", UpstreamError, "stream closed by the server before the end marker", 1},
-		{"HTTP error body", nil, http.StatusNotFound, refserver.OllamaError(`model "x" not found, try pulling it first`), "", UpstreamError, `404 Not Found, body starts "{\"error\":\"model \\\"x\\\" not found`, 0},
-		{"not NDJSON", errLine.Steps(), 0, "", "text/event-stream", ProtocolError, "response is not application/x-ndjson", 0},
+		{"error line", errLine.Steps(), 0, "", "", probe.UpstreamError, "error event in the stream: model runner crashed, key [redacted]", 0},
+		{"cut-off last line", cut.Steps(), 0, "", "", probe.UpstreamError, "stream closed by the server before the end marker", 1},
+		{"HTTP error body", nil, http.StatusNotFound, refserver.OllamaError(`model "x" not found, try pulling it first`), "", probe.UpstreamError, `404 Not Found, body starts "{\"error\":\"model \\\"x\\\" not found`, 0},
+		{"not NDJSON", errLine.Steps(), 0, "", "text/event-stream", probe.ProtocolError, "response is not application/x-ndjson", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,10 +83,10 @@ func TestOllamaErrors(t *testing.T) {
 			if tt.ct != "" {
 				srv.ContentType = tt.ct
 			}
-			serve(t, srv)
+			reftest.Serve(t, srv)
 			h := http.Header{}
 			h.Set("Authorization", "Bearer "+key)
-			rec := runProbe(t, Target{Name: "llama", URL: srv.URL + "/", Dialect: "ollama", Header: h}, "short", runDeadline).Record
+			rec := runProbe(t, dialect.Target{Name: "llama", URL: srv.URL + "/", Dialect: "ollama", Header: h}, "short", reftest.RunDeadline).Record
 			if rec.Outcome != tt.outcome || !strings.Contains(rec.Error, tt.want) || rec.Truncated != tt.truncated {
 				t.Errorf("outcome %s error %q truncated %d, want %s with %q, truncated %d", rec.Outcome, rec.Error, rec.Truncated, tt.outcome, tt.want, tt.truncated)
 			}
@@ -105,11 +108,11 @@ func TestOllamaURL(t *testing.T) {
 		"https://gw.example/ollama?tenant=a":   "https://gw.example/ollama/api/chat?tenant=a",
 		"https://gw.example/ollama/api/chat?x": "https://gw.example/ollama/api/chat?x",
 	} {
-		if got := ollamaURL(in); got != want {
+		if got := dialect.OllamaURL(in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
 	}
-	if HasEventIDs("ollama") || !HasEventIDs("openai-chat") || !HasEventIDs("sse") {
+	if dialect.HasEventIDs("ollama") || !dialect.HasEventIDs("openai-chat") || !dialect.HasEventIDs("sse") {
 		t.Error("HasEventIDs: only ollama's NDJSON has none")
 	}
 }

@@ -1,4 +1,4 @@
-package probe
+package dialect
 
 import (
 	"encoding/json"

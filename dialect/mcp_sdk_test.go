@@ -1,4 +1,4 @@
-package probe
+package dialect_test
 
 import (
 	"context"
@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer"
 	"github.com/streamprobe/streamprobe/internal/testenv/mcppeer/gosdk"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
+	"github.com/streamprobe/streamprobe/probe"
 )
 
 // The mcp dialect against the official MCP SDK servers
@@ -24,7 +27,7 @@ func sdkPeers(t *testing.T, f func(t *testing.T, p *mcppeer.Peer, ts bool)) {
 		t.Parallel()
 		p := mcppeer.StartTS(t)
 		// Warm-up: node compiles the SDK's paths on the first call.
-		runPeer(t, p, "", "short", `{"steps":1,"interval_ms":0}`, Drill{}, runDeadline)
+		runPeer(t, p, "", "short", `{"steps":1,"interval_ms":0}`, probe.Drill{}, reftest.RunDeadline)
 		f(t, p, true)
 	})
 	t.Run("go-sdk", func(t *testing.T) { t.Parallel(); f(t, gosdk.Start(t), false) })
@@ -32,13 +35,13 @@ func sdkPeers(t *testing.T, f func(t *testing.T, p *mcppeer.Peer, ts bool)) {
 
 // runPeer runs sample on the peer's endpoint (with query q) calling the
 // progress tool with args, within timeout.
-func runPeer(t *testing.T, p *mcppeer.Peer, q, sample, args string, d Drill, timeout time.Duration) Result {
+func runPeer(t *testing.T, p *mcppeer.Peer, q, sample, args string, d probe.Drill, timeout time.Duration) probe.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	tg := Target{Name: p.Name, URL: p.URL + q, Dialect: "mcp",
-		Tools: map[string]ToolCall{sample: {Name: mcppeer.Tool, Args: json.RawMessage(args)}}}
-	return Run(ctx, tg, Options{Sample: Samples[sample], Client: newClient(t), Drill: d})
+	tg := dialect.Target{Name: p.Name, URL: p.URL + q, Dialect: "mcp",
+		Tools: map[string]dialect.ToolCall{sample: {Name: mcppeer.Tool, Args: json.RawMessage(args)}}}
+	return probe.Run(ctx, tg, probe.Options{Sample: dialect.Samples[sample], Client: reftest.NewClient(t), Drill: d})
 }
 
 // peerLog is the peer's log.
@@ -62,15 +65,15 @@ func lastExchange(log []mcppeer.Exchange, method, rpc string) (mcppeer.Exchange,
 }
 
 // waitPeer polls the peer's log until cond holds (the server reaching a
-// state by itself), failing after runDeadline.
+// state by itself), failing after reftest.RunDeadline.
 func waitPeer(t *testing.T, p *mcppeer.Peer, what string, cond func([]mcppeer.Exchange) bool) []mcppeer.Exchange {
 	t.Helper()
-	for deadline := time.Now().Add(runDeadline); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(reftest.RunDeadline); ; time.Sleep(5 * time.Millisecond) {
 		if log := peerLog(t, p); cond(log) {
 			return log
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, runDeadline)
+			t.Fatalf("%s: not within %v", what, reftest.RunDeadline)
 		}
 	}
 }
@@ -81,11 +84,11 @@ func waitPeer(t *testing.T, p *mcppeer.Peer, what string, cond func([]mcppeer.Ex
 // not a chunk, and the last event id the server's last.
 func TestMCPSDKTimeline(t *testing.T) {
 	sdkPeers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
-		stop := stallWatch()
-		res := runPeer(t, p, "", "short", `{"steps":5,"interval_ms":60}`, Drill{}, runDeadline)
+		stop := reftest.StallWatch()
+		res := runPeer(t, p, "", "short", `{"steps":5,"interval_ms":60}`, probe.Drill{}, reftest.RunDeadline)
 		stall := stop()
 		rec, tl := res.Record, res.Timeline
-		if rec.Outcome != Success || rec.Chunks != 6 || rec.Events != 7 || rec.Gaps.Count != 5 {
+		if rec.Outcome != probe.Success || rec.Chunks != 6 || rec.Events != 7 || rec.Gaps.Count != 5 {
 			t.Fatalf("outcome %s (%s), chunks %d events %d gaps %d; want success, 5 progress + the result, and the priming event", rec.Outcome, rec.Error, rec.Chunks, rec.Events, rec.Gaps.Count)
 		}
 		ex, ok := lastExchange(peerLog(t, p), "POST", "tools/call")
@@ -105,9 +108,9 @@ func TestMCPSDKTimeline(t *testing.T) {
 		}
 		allowance := 5 + 2*float64(stall)/1e6
 		t.Logf("%s wrote the chunks at %.1f ms; the probe read them at %.1f ms (TFC %.1f, headers %.1f); this process stalled up to %v",
-			p.Name, sent, mustMillis(tl), val(rec.TFCMs), val(rec.HeadersMs), stall)
+			p.Name, sent, mustMillis(tl), reftest.Val(rec.TFCMs), reftest.Val(rec.HeadersMs), stall)
 		for i := 1; i < len(sent); i++ {
-			got, want := msSince(tl.Chunks()[0], tl.Chunks()[i]), sent[i]-sent[0]
+			got, want := reftest.MsSince(tl.Chunks()[0], tl.Chunks()[i]), sent[i]-sent[0]
 			if math.Abs(got-want) > allowance {
 				t.Errorf("chunk %d read %.1f ms after the first, the peer wrote it %.1f ms after (allowance %.1f ms)", i, got, want, allowance)
 			}
@@ -117,8 +120,8 @@ func TestMCPSDKTimeline(t *testing.T) {
 		// (a peer stamps a write after it: on a busy machine the probe can
 		// read it first, as TestAISDKPeer saw), not later than that plus
 		// the time to the headers and the allowance.
-		if tfc := val(rec.TFCMs); tfc < sent[0]-allowance || tfc > sent[0]+val(rec.HeadersMs)+allowance {
-			t.Errorf("tfc_ms %.1f: the peer wrote the first progress %.1f ms after the request came (headers %.1f ms, allowance %.1f ms)", tfc, sent[0], val(rec.HeadersMs), allowance)
+		if tfc := reftest.Val(rec.TFCMs); tfc < sent[0]-allowance || tfc > sent[0]+reftest.Val(rec.HeadersMs)+allowance {
+			t.Errorf("tfc_ms %.1f: the peer wrote the first progress %.1f ms after the request came (headers %.1f ms, allowance %.1f ms)", tfc, sent[0], reftest.Val(rec.HeadersMs), allowance)
 		}
 		if rec.CloseMs == nil || *rec.CloseMs != 0 || rec.EndMs == nil {
 			t.Errorf("close_ms %v end_ms %v: the result is the end", rec.CloseMs, rec.EndMs)
@@ -127,7 +130,7 @@ func TestMCPSDKTimeline(t *testing.T) {
 }
 
 // mustMillis is tl's chunk times in ms from its start.
-func mustMillis(tl Timeline) []float64 {
+func mustMillis(tl probe.Timeline) []float64 {
 	m, _ := tl.Millis()
 	return m
 }
@@ -143,9 +146,9 @@ func mustMillis(tl Timeline) []float64 {
 // own client waits a backoff before each reconnect, streamable.go:
 // 2719-2735, and so rarely meets it), so a run ends on it only when the
 // SDK held the stream through every retry.
-func goConflict(t *testing.T, p *mcppeer.Peer, rec Record) bool {
+func goConflict(t *testing.T, p *mcppeer.Peer, rec probe.Record) bool {
 	t.Helper()
-	if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "409 Conflict") {
+	if rec.Outcome != probe.UpstreamError || !strings.Contains(rec.Error, "409 Conflict") {
 		return false
 	}
 	log := peerLog(t, p)
@@ -183,15 +186,15 @@ func TestMCPSDKDrills(t *testing.T) {
 	// TestMCPSDKServerClose).
 	const args = `{"steps":30,"interval_ms":40}`
 	sdkPeers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
-		for _, d := range []string{DrillDrop, DrillDuplicate} {
-			rec := runPeer(t, p, "", "long", args, Drill{Name: d}, runDeadline).Record
+		for _, d := range []string{probe.DrillDrop, probe.DrillDuplicate} {
+			rec := runPeer(t, p, "", "long", args, probe.Drill{Name: d}, reftest.RunDeadline).Record
 			if !ts && goConflict(t, p, rec) {
 				continue
 			}
-			if rec.Verdict != VerdictPass || rec.Outcome != Success || rec.Chunks != 31 || !rec.Resumed {
+			if rec.Verdict != probe.VerdictPass || rec.Outcome != probe.Success || rec.Chunks != 31 || !rec.Resumed {
 				t.Errorf("%s: verdict %s outcome %s (%s) chunks %d; detail %q", d, rec.Verdict, rec.Outcome, rec.Error, rec.Chunks, rec.ResumeDetail)
 			}
-			if d == DrillDuplicate && (rec.Duplicates == 0 || rec.Duplicates != rec.Replayed) {
+			if d == probe.DrillDuplicate && (rec.Duplicates == 0 || rec.Duplicates != rec.Replayed) {
 				t.Errorf("duplicate: replayed %d duplicates %d: the same id twice replays the same events again", rec.Replayed, rec.Duplicates)
 			}
 		}
@@ -226,15 +229,15 @@ func TestMCPSDKDrills(t *testing.T) {
 		}
 
 		if ts {
-			rec := runPeer(t, p, "", "long", args, Drill{Name: DrillStale}, 3*time.Second).Record
-			if rec.Verdict != VerdictUndefinedStale || !rec.Verdict.Failed() || rec.Outcome != Timeout || !strings.Contains(rec.ResumeDetail, "no answer") {
+			rec := runPeer(t, p, "", "long", args, probe.Drill{Name: probe.DrillStale}, 3*time.Second).Record
+			if rec.Verdict != probe.VerdictUndefinedStale || !rec.Verdict.Failed() || rec.Outcome != probe.Timeout || !strings.Contains(rec.ResumeDetail, "no answer") {
 				t.Errorf("stale: verdict %s outcome %s; detail %q; want undefined_stale: the SDK's example store answers an unknown id with an empty stream left open (inMemoryEventStore.js:37-39, webStandardStreamableHttp.js:393-414)", rec.Verdict, rec.Outcome, rec.ResumeDetail)
 			}
 			return
 		}
 		for _, id := range []string{"", "ABCDEFGHIJKLMNOPQRSTUVWXYZ_3"} {
-			rec := runPeer(t, p, "", "long", args, Drill{Name: DrillStale, StaleID: id}, runDeadline).Record
-			if rec.Verdict != VerdictStaleOK || rec.StaleAnswer != "http_400" || rec.Outcome != Success {
+			rec := runPeer(t, p, "", "long", args, probe.Drill{Name: probe.DrillStale, StaleID: id}, reftest.RunDeadline).Record
+			if rec.Verdict != probe.VerdictStaleOK || rec.StaleAnswer != "http_400" || rec.Outcome != probe.Success {
 				t.Errorf("stale %q: verdict %s answer %q outcome %s (%s); want stale_ok http_400 (streamable.go:1234-1237, 1337-1348)", id, rec.Verdict, rec.StaleAnswer, rec.Outcome, rec.Error)
 			}
 		}
@@ -261,8 +264,8 @@ func TestMCPSDKServerClose(t *testing.T) {
 		// (inMemoryEventStore.js:47; internal/testenv/mcppeer's
 		// TestResumeAfterEnd): the probe then ends at the response with
 		// one progress unread, and says pass.
-		rec := runPeer(t, p, q, "short", `{"steps":10,"interval_ms":100,"close_after":2,"retry_ms":300}`, Drill{}, runDeadline).Record
-		if rec.Outcome != Success || rec.Verdict != VerdictPass || rec.Chunks != 11 || rec.ServerDrops != 1 || rec.Reconnects != 1 {
+		rec := runPeer(t, p, q, "short", `{"steps":10,"interval_ms":100,"close_after":2,"retry_ms":300}`, probe.Drill{}, reftest.RunDeadline).Record
+		if rec.Outcome != probe.Success || rec.Verdict != probe.VerdictPass || rec.Chunks != 11 || rec.ServerDrops != 1 || rec.Reconnects != 1 {
 			t.Fatalf("outcome %s (%s) verdict %s chunks %d server drops %d reconnects %d; detail %q", rec.Outcome, rec.Error, rec.Verdict, rec.Chunks, rec.ServerDrops, rec.Reconnects, rec.ResumeDetail)
 		}
 		log := peerLog(t, p)
@@ -296,8 +299,8 @@ func TestMCPSDKServerClose(t *testing.T) {
 // send.
 func TestMCPSDKCancel(t *testing.T) {
 	sdkPeers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
-		rec := runPeer(t, p, "", "cancel", `{"steps":40,"interval_ms":40}`, Drill{}, runDeadline).Record
-		if rec.Outcome != ClientCancelled || rec.Chunks != DefaultCancelAfter {
+		rec := runPeer(t, p, "", "cancel", `{"steps":40,"interval_ms":40}`, probe.Drill{}, reftest.RunDeadline).Record
+		if rec.Outcome != probe.ClientCancelled || rec.Chunks != dialect.DefaultCancelAfter {
 			t.Fatalf("outcome %s (%s) chunks %d", rec.Outcome, rec.Error, rec.Chunks)
 		}
 		if ts {
@@ -320,12 +323,12 @@ func TestMCPSDKCancel(t *testing.T) {
 // not_supported, no failure of resume.
 func TestMCPSDKJSONAndNoStore(t *testing.T) {
 	sdkPeers(t, func(t *testing.T, p *mcppeer.Peer, ts bool) {
-		rec := runPeer(t, p, "?json=1", "short", `{"steps":2,"interval_ms":30}`, Drill{}, runDeadline).Record
-		if rec.Outcome != Success || rec.Chunks != 1 || rec.LastEventID != "" || rec.TFCMs == nil || *rec.TFCMs < 60 {
+		rec := runPeer(t, p, "?json=1", "short", `{"steps":2,"interval_ms":30}`, probe.Drill{}, reftest.RunDeadline).Record
+		if rec.Outcome != probe.Success || rec.Chunks != 1 || rec.LastEventID != "" || rec.TFCMs == nil || *rec.TFCMs < 60 {
 			t.Errorf("json: outcome %s (%s) chunks %d last id %q tfc %v", rec.Outcome, rec.Error, rec.Chunks, rec.LastEventID, rec.TFCMs)
 		}
-		rec = runPeer(t, p, "?store=0", "long", `{"steps":8,"interval_ms":30}`, Drill{Name: DrillDrop}, runDeadline).Record
-		if rec.Verdict != VerdictNotSupported || rec.Verdict.Failed() || !strings.Contains(rec.ResumeDetail, "no event ids") {
+		rec = runPeer(t, p, "?store=0", "long", `{"steps":8,"interval_ms":30}`, probe.Drill{Name: probe.DrillDrop}, reftest.RunDeadline).Record
+		if rec.Verdict != probe.VerdictNotSupported || rec.Verdict.Failed() || !strings.Contains(rec.ResumeDetail, "no event ids") {
 			t.Errorf("no store, drop: verdict %s outcome %s (%s); detail %q", rec.Verdict, rec.Outcome, rec.Error, rec.ResumeDetail)
 		}
 	})

@@ -1,4 +1,4 @@
-package probe
+package dialect_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
+	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
@@ -14,21 +17,21 @@ func TestGeminiTimeline(t *testing.T) {
 	t.Parallel()
 	g := &refserver.Gemini{}
 	g.Thought(at(50), "Recalling.").Text(at(120), "Par").Text(at(160), "is").Finish(at(230), " it is.", "STOP", 9, 3, 2)
-	srv := serve(t, refserver.NewUnstarted(g.Steps()))
+	srv := reftest.Serve(t, refserver.NewUnstarted(g.Steps()))
 	h := http.Header{}
 	h.Set("X-Goog-Api-Key", "test-key-0123456789")
-	res := runProbe(t, Target{Name: "gem", URL: srv.URL, Dialect: "gemini", Header: h, Model: "gemini-2.5-flash"}, "short", runDeadline)
+	res := runProbe(t, dialect.Target{Name: "gem", URL: srv.URL, Dialect: "gemini", Header: h, Model: "gemini-2.5-flash"}, "short", reftest.RunDeadline)
 	rec, tl := res.Record, res.Timeline
-	if rec.Outcome != Success {
+	if rec.Outcome != probe.Success {
 		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
 	}
-	c := closedConn(t, srv, 0)
+	c := reftest.ClosedConn(t, srv, 0)
 	if c.Method != http.MethodPost || c.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" || c.Query != "alt=sse" {
 		t.Errorf("request %s %s?%s", c.Method, c.Path, c.Query)
 	}
-	var body geminiRequest
+	var body dialect.GeminiRequest
 	if err := json.Unmarshal(c.Body, &body); err != nil || len(body.Contents) != 1 || body.Contents[0].Role != "user" ||
-		body.Contents[0].Parts[0].Text != Samples["short"].Prompt || body.GenerationConfig.MaxOutputTokens != 64 {
+		body.Contents[0].Parts[0].Text != dialect.Samples["short"].Prompt || body.GenerationConfig.MaxOutputTokens != 64 {
 		t.Errorf("body %s (%v)", c.Body, err)
 	}
 	// Sent: 0 thought, 1-2 text, 3 text with finishReason STOP; then the
@@ -36,16 +39,16 @@ func TestGeminiTimeline(t *testing.T) {
 	if tl.ChunkCount() != 3 {
 		t.Fatalf("%d text chunks, want 3", tl.ChunkCount())
 	}
-	milestone(t, "first_event_ms (the thought)", rec.FirstEventMs, tl, srv, c, 0, tl.FirstEvent)
-	milestone(t, "first_effective_ms (the thought)", rec.FirstEffectiveMs, tl, srv, c, 0, tl.FirstEffective)
-	milestone(t, "tfc_ms (first text part)", rec.TFCMs, tl, srv, c, 1, tl.Chunks()[0])
+	reftest.Milestone(t, "first_event_ms (the thought)", rec.FirstEventMs, tl.Start, srv, c, 0, tl.FirstEvent)
+	reftest.Milestone(t, "first_effective_ms (the thought)", rec.FirstEffectiveMs, tl.Start, srv, c, 0, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms (first text part)", rec.TFCMs, tl.Start, srv, c, 1, tl.Chunks()[0])
 	for i, ch := range tl.Chunks() {
-		notBefore(t, "text chunk", ch, due(srv, c, 1+i))
+		reftest.NotBefore(t, "text chunk", ch, reftest.Due(srv, c, 1+i))
 	}
 	// The end is the end of the body after the finishReason chunk.
-	milestone(t, "end_ms (end of the body)", rec.EndMs, tl, srv, c, 3, tl.End)
-	notBefore(t, "end of the body", tl.End, tl.Chunks()[2])
-	msIs(t, "close_ms", rec.CloseMs, msSince(tl.Chunks()[2], tl.End))
+	reftest.Milestone(t, "end_ms (end of the body)", rec.EndMs, tl.Start, srv, c, 3, tl.End)
+	reftest.NotBefore(t, "end of the body", tl.End, tl.Chunks()[2])
+	reftest.MsIs(t, "close_ms", rec.CloseMs, reftest.MsSince(tl.Chunks()[2], tl.End))
 	if rec.Tokens == nil || rec.Tokens.Prompt != 9 || rec.Tokens.Completion != 5 {
 		t.Errorf("tokens %+v, want prompt 9, completion 3+2 (thoughts)", rec.Tokens)
 	}
@@ -70,25 +73,25 @@ func TestGeminiErrors(t *testing.T) {
 		steps   []refserver.Step
 		status  int
 		body    string
-		outcome Outcome
+		outcome probe.Outcome
 		want    string
 	}{
-		{"safety block", blocked.Steps(), 0, "", UpstreamError, "answer stopped: finishReason SAFETY"},
-		{"recitation", recitation.Steps(), 0, "", UpstreamError, "answer stopped: finishReason RECITATION"},
-		{"blocked prompt", prompt.Steps(), 0, "", UpstreamError, "prompt blocked: blockReason PROHIBITED_CONTENT"},
-		{"cut off before a finishReason", cut.Steps(), 0, "", UpstreamError, "stream closed by the server before the end marker"},
-		{"error object in the stream", inStream, 0, "", UpstreamError, "INTERNAL: backend failed for [redacted]"},
-		{"HTTP error body", nil, http.StatusBadRequest, refserver.GeminiError(400, "INVALID_ARGUMENT", "API key not valid: "+key), UpstreamError, "400 Bad Request"},
+		{"safety block", blocked.Steps(), 0, "", probe.UpstreamError, "answer stopped: finishReason SAFETY"},
+		{"recitation", recitation.Steps(), 0, "", probe.UpstreamError, "answer stopped: finishReason RECITATION"},
+		{"blocked prompt", prompt.Steps(), 0, "", probe.UpstreamError, "prompt blocked: blockReason PROHIBITED_CONTENT"},
+		{"cut off before a finishReason", cut.Steps(), 0, "", probe.UpstreamError, "stream closed by the server before the end marker"},
+		{"error object in the stream", inStream, 0, "", probe.UpstreamError, "INTERNAL: backend failed for [redacted]"},
+		{"HTTP error body", nil, http.StatusBadRequest, refserver.GeminiError(400, "INVALID_ARGUMENT", "API key not valid: "+key), probe.UpstreamError, "400 Bad Request"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := refserver.NewUnstarted(tt.steps)
 			srv.Status, srv.ErrorBody = tt.status, tt.body
-			serve(t, srv)
+			reftest.Serve(t, srv)
 			h := http.Header{}
 			h.Set("X-Goog-Api-Key", key)
-			rec := runProbe(t, Target{Name: "gem", URL: srv.URL + "/v1beta", Dialect: "gemini", Header: h, Model: "m"}, "short", runDeadline).Record
+			rec := runProbe(t, dialect.Target{Name: "gem", URL: srv.URL + "/v1beta", Dialect: "gemini", Header: h, Model: "m"}, "short", reftest.RunDeadline).Record
 			if rec.Outcome != tt.outcome || !strings.Contains(rec.Error, tt.want) {
 				t.Errorf("outcome %s error %q, want %s with %q", rec.Outcome, rec.Error, tt.outcome, tt.want)
 			}
@@ -106,18 +109,18 @@ func TestGeminiDecodeParts(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		data  string
-		kind  ChunkKind
+		kind  dialect.ChunkKind
 		final bool
 	}{
-		{`{"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}`, Text, false},
-		{`{"candidates":[{"content":{"parts":[{"text":"plan","thought":true}]}}]}`, Effective, false},
-		{`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"get_weather","args":{}}}]}}]}`, Effective, false},
-		{`{"candidates":[{"content":{"parts":[{"text":"plan","thought":true},{"text":"answer"}]}}]}`, Text, false},
-		{`{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"MAX_TOKENS"}]}`, Meta, true},
-		{`{"candidates":[{"content":{"parts":[{"text":"end"}]},"finishReason":"STOP"}]}`, Text, true},
-		{`{"usageMetadata":{"promptTokenCount":3}}`, Meta, false},
+		{`{"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}`, dialect.Text, false},
+		{`{"candidates":[{"content":{"parts":[{"text":"plan","thought":true}]}}]}`, dialect.Effective, false},
+		{`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"get_weather","args":{}}}]}}]}`, dialect.Effective, false},
+		{`{"candidates":[{"content":{"parts":[{"text":"plan","thought":true},{"text":"answer"}]}}]}`, dialect.Text, false},
+		{`{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"MAX_TOKENS"}]}`, dialect.Meta, true},
+		{`{"candidates":[{"content":{"parts":[{"text":"end"}]},"finishReason":"STOP"}]}`, dialect.Text, true},
+		{`{"usageMetadata":{"promptTokenCount":3}}`, dialect.Meta, false},
 	} {
-		c, err := gemini{}.Decode(Target{}, &resumeclient.Event{Kind: resumeclient.KindEvent, Data: []byte(tt.data)})
+		c, err := dialect.Dialects["gemini"].Decode(dialect.Target{}, &resumeclient.Event{Kind: resumeclient.KindEvent, Data: []byte(tt.data)})
 		if err != nil || c.Kind != tt.kind || c.Final != tt.final {
 			t.Errorf("%s: kind %d final %v (%v), want %d %v", tt.data, c.Kind, c.Final, err, tt.kind, tt.final)
 		}
@@ -134,12 +137,12 @@ func TestGeminiURL(t *testing.T) {
 		{"https://h/v1beta/models/x:streamGenerateContent?alt=sse&k=v", "m", "https://h/v1beta/models/x:streamGenerateContent?alt=sse&k=v"},
 		{"https://h?tenant=a", "m", "https://h/v1beta/models/m:streamGenerateContent?tenant=a&alt=sse"},
 	} {
-		got, err := geminiURL(tt.in, tt.model)
+		got, err := dialect.GeminiURL(tt.in, tt.model)
 		if err != nil || got != tt.want {
 			t.Errorf("%s (model %q): %s %v, want %s", tt.in, tt.model, got, err, tt.want)
 		}
 	}
-	if _, err := geminiURL("https://h", ""); err == nil || !strings.Contains(err.Error(), "no model") {
+	if _, err := dialect.GeminiURL("https://h", ""); err == nil || !strings.Contains(err.Error(), "no model") {
 		t.Errorf("no model: %v", err)
 	}
 }

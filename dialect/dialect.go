@@ -1,13 +1,12 @@
-package probe
+package dialect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -76,7 +75,11 @@ type Chunk struct {
 
 // Dialect turns a target and a sample into a request, and events into
 // chunks. A dialect knows the wire format of one kind of API and nothing of
-// the transport.
+// the transport. What the engine needs besides (requests before and after
+// the timed one, how a lost stream is resumed, a framing other than
+// Server-Sent Events, the header an API key goes in) a dialect declares:
+// its Resumer, and the Session, Framer and KeyHeaderer interfaces. The
+// engine asks; it never checks a dialect's name.
 type Dialect interface {
 	// Request builds the streaming request for sample s; resumable asks
 	// for a stream that can be resumed (a drill will run).
@@ -86,22 +89,75 @@ type Dialect interface {
 	Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 	// EOFIsEnd reports whether a clean end of the body is the end marker.
 	EOFIsEnd(t Target) bool
-	// Resumable reports whether the dialect can resume a stream.
-	Resumable() bool
+	// Resumer says how the dialect resumes a stream it lost; nil when it
+	// cannot (a drill then runs as a plain request, named not_supported).
+	Resumer() Resumer
+}
+
+// Resumer is how a dialect resumes a stream it lost, after a drop by the
+// server or a drill's: the position each event carries (its cursor), and
+// the request that asks for what came after it. The events of a resumed
+// stream continue after the cursor sent; the engine checks that they do
+// (every event once, in order) by the cursors they carry.
+type Resumer interface {
 	// Cursor returns the resume cursor of a dispatched event and whether
 	// the event carried one. The string may share the event's memory, so
 	// it is valid as long as the event is (until the next one is read):
 	// the run copies what it keeps.
 	Cursor(ev *resumeclient.Event, ch Chunk) (string, bool)
 	// Resume builds the request that resumes orig after cursor; responseID
-	// is the stream's id where the dialect needs one.
+	// is the stream's id (Chunk.ResponseID) where the dialect needs one.
 	Resume(orig resumeclient.Request, cursor, responseID string) (resumeclient.Request, error)
-	// CursorLabel names a resume cursor as the request carries it, for
+	// Label names a cursor as the resume request carries it, for
 	// messages ("Last-Event-ID: 7", "starting_after=7").
-	CursorLabel(cursor string) string
+	Label(cursor string) string
 	// StaleCursor is the stale drill's default cursor: one the server
 	// cannot know.
 	StaleCursor() string
+}
+
+// Session is a dialect whose stream lives in a session of its protocol:
+// requests before the stream open it (and add the headers every later
+// request carries), a request after it ends it, and the cancel sample
+// cancels by a message of the protocol, not by closing the connection.
+type Session interface {
+	// OpenSession runs the requests before the stream, adding the
+	// session's headers to req (the stream's request, whose headers the
+	// resumes and the cancel copy). An error that wraps ErrSetup is the
+	// server's wrong answer (a protocol_error), any other one the
+	// transport's.
+	OpenSession(ctx context.Context, c *resumeclient.Client, t Target, req *resumeclient.Request) error
+	// CloseSession ends the session (its answer is not judged).
+	CloseSession(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request)
+	// CancelCall asks the server to cancel the call: the stream is then
+	// read on, to see whether a result still comes and how soon it ends.
+	CancelCall(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request) error
+}
+
+// ErrSetup marks a session setup the server answered wrongly (not a
+// transport error): the run is a protocol_error.
+var ErrSetup = errors.New("session setup")
+
+// setupError is an ErrSetup that names its protocol: "mcp: initialize: ...".
+type setupError string
+
+func (e setupError) Error() string { return string(e) }
+func (e setupError) Unwrap() error { return ErrSetup }
+
+// noResume is embedded by the dialects that cannot resume.
+type noResume struct{}
+
+func (noResume) Resumer() Resumer { return nil }
+
+// Framer is a dialect whose answer is not Server-Sent Events.
+type Framer interface {
+	Framing() resumeclient.Framing
+}
+
+// KeyHeaderer is a dialect whose API takes its key in a header of its
+// own rather than as a bearer token.
+type KeyHeaderer interface {
+	KeyHeader() string
 }
 
 // Dialects are the known dialects by name.
@@ -116,8 +172,8 @@ var Dialects = map[string]Dialect{
 	"mcp":                mcpDialect{},
 }
 
-// DialectNames lists the known dialects, sorted.
-func DialectNames() []string {
+// Names lists the known dialects, sorted.
+func Names() []string {
 	names := make([]string, 0, len(Dialects))
 	for n := range Dialects {
 		names = append(names, n)
@@ -125,121 +181,6 @@ func DialectNames() []string {
 	sort.Strings(names)
 	return names
 }
-
-// Target is one endpoint to probe.
-type Target struct {
-	Name    string
-	URL     string
-	Dialect string
-	// Method overrides the dialect's method.
-	Method string
-	// Header is sent with every request (secrets included: it never goes
-	// into a record or a log line).
-	Header http.Header
-	// Body, when not nil, replaces the body the dialect would build.
-	Body []byte
-	// Model is sent by chat dialects.
-	Model string
-	// Tools are the tool calls of the mcp dialect by sample name; a
-	// sample with none calls DefaultMCPTools' (see MCPTool).
-	Tools map[string]ToolCall
-	// RunID is the run's request id, set by Run: a dialect whose messages
-	// name their call (MCP's JSON-RPC id and progress token) names it so.
-	RunID string
-	// EndEvent and EndData are the generic dialect's end markers: an event
-	// with this type, or with exactly this data. Both empty: a clean end of
-	// the body is the end.
-	EndEvent string
-	EndData  string
-	// MaxEventSize bounds one event; 0 means the transport's default.
-	MaxEventSize int
-	// InsecureSkipVerify turns off TLS certificate verification for this
-	// target only. Callers log it loudly; it is never the default.
-	InsecureSkipVerify bool
-	// MaxChunks bounds the content chunks of one run; 0 means
-	// DefaultMaxChunks. A stream with more ends as a protocol_error.
-	MaxChunks int
-	// KeepAlive lets runs reuse a kept-alive connection (with a client
-	// from NewClient); by default every run opens a fresh one.
-	KeepAlive bool
-	// HTTP2 offers HTTP/2 over TLS (as browsers do); by default a client
-	// from NewClient speaks HTTP/1.1, as the OpenAI and Anthropic SDKs do.
-	HTTP2 bool
-	// NoResume turns off the resume after a drop by the server (for
-	// dialects that can resume): such a drop is then an upstream_error.
-	// Drills still resume.
-	NoResume bool
-}
-
-// sseDialect is the generic dialect: every event with non-empty data is a
-// chunk.
-type sseDialect struct{}
-
-func (sseDialect) Request(t Target, s Sample, _ bool) (resumeclient.Request, error) {
-	method := t.Method
-	if method == "" {
-		method = http.MethodGet
-		if t.Body != nil {
-			method = http.MethodPost
-		}
-	}
-	h := t.Header.Clone()
-	if t.Body != nil && h.Get("Content-Type") == "" {
-		if h == nil {
-			h = http.Header{}
-		}
-		h.Set("Content-Type", "application/json")
-	}
-	return resumeclient.Request{Method: method, URL: t.URL, Header: h, Body: t.Body}, nil
-}
-
-func (sseDialect) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
-	if t.EndEvent != "" && string(ev.Type) == t.EndEvent {
-		return Chunk{Kind: End}, nil
-	}
-	if t.EndData != "" && string(ev.Data) == t.EndData {
-		return Chunk{Kind: End}, nil
-	}
-	if len(ev.Data) > 0 {
-		return Chunk{Kind: Text}, nil
-	}
-	return Chunk{Kind: Meta}, nil
-}
-
-func (sseDialect) EOFIsEnd(t Target) bool { return t.EndEvent == "" && t.EndData == "" }
-
-func (sseDialect) Resumable() bool { return true }
-
-// Cursor is the SSE last event ID, from an event that carried an id field
-// (the id persists across events, so the probe keeps the last one). It is
-// the event's own bytes, not a copy: an event allocates nothing.
-func (sseDialect) Cursor(ev *resumeclient.Event, _ Chunk) (string, bool) {
-	if !ev.HasID {
-		return "", false
-	}
-	return unsafe.String(unsafe.SliceData(ev.ID), len(ev.ID)), true
-}
-
-// Resume resends the request with Last-Event-ID.
-func (sseDialect) Resume(orig resumeclient.Request, cursor, _ string) (resumeclient.Request, error) {
-	orig.LastEventID = cursor
-	return orig, nil
-}
-
-func (sseDialect) CursorLabel(id string) string { return "Last-Event-ID: " + id }
-
-func (sseDialect) StaleCursor() string { return DefaultStaleID }
-
-// noResume is for dialects without a resume protocol.
-type noResume struct{}
-
-func (noResume) Resumable() bool                                  { return false }
-func (noResume) Cursor(*resumeclient.Event, Chunk) (string, bool) { return "", false }
-func (noResume) Resume(resumeclient.Request, string, string) (resumeclient.Request, error) {
-	return resumeclient.Request{}, errors.New("this dialect cannot resume")
-}
-func (noResume) CursorLabel(id string) string { return "cursor " + id }
-func (noResume) StaleCursor() string          { return "" }
 
 // apiURL completes a base URL (http://host, http://host/v1) to an API
 // path such as /chat/completions; a URL that already ends in it is kept.
@@ -270,39 +211,28 @@ func jsonHeaders(t Target) http.Header {
 	return h
 }
 
-// keyHeaderer is a dialect whose API takes its key in a header of its
-// own rather than as a bearer token.
-type keyHeaderer interface {
-	KeyHeader() string
-}
-
 // KeyHeader names the header a target's key (bearer_env, bearer_file) is
 // sent in for dialect, and the prefix of its value: Authorization with
 // "Bearer " unless the dialect's API has a header of its own.
 func KeyHeader(dialect string) (name, prefix string) {
-	if k, ok := Dialects[dialect].(keyHeaderer); ok {
+	if k, ok := Dialects[dialect].(KeyHeaderer); ok {
 		return k.KeyHeader(), ""
 	}
 	return "Authorization", "Bearer "
-}
-
-// framer is a dialect whose answer is not Server-Sent Events.
-type framer interface {
-	Framing() resumeclient.Framing
 }
 
 // HasEventIDs reports whether dialect's stream can carry event ids (it is
 // Server-Sent Events): the drills resume by them, so none can run on a
 // dialect without (Ollama's NDJSON).
 func HasEventIDs(dialect string) bool {
-	f, ok := Dialects[dialect].(framer)
+	f, ok := Dialects[dialect].(Framer)
 	return !ok || f.Framing().HasEventIDs()
 }
 
 // NoEventIDs lists the dialects whose streams carry no event ids.
 func NoEventIDs() []string {
 	var out []string
-	for _, n := range DialectNames() {
+	for _, n := range Names() {
 		if !HasEventIDs(n) {
 			out = append(out, n)
 		}
@@ -310,22 +240,12 @@ func NoEventIDs() []string {
 	return out
 }
 
-// LookupDialect returns the dialect called name, or an error that lists the
+// Lookup returns the dialect called name, or an error that lists the
 // known ones.
-func LookupDialect(name string) (Dialect, error) {
+func Lookup(name string) (Dialect, error) {
 	d, ok := Dialects[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown dialect %q (known: %s)", name, strings.Join(DialectNames(), ", "))
+		return nil, fmt.Errorf("unknown dialect %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return d, nil
-}
-
-// LookupSample returns the sample called name, or an error that lists the
-// known ones.
-func LookupSample(name string) (Sample, error) {
-	s, ok := Samples[name]
-	if !ok || !slices.Contains(SampleNames, name) {
-		return Sample{}, fmt.Errorf("unknown sample %q (known: %s)", name, strings.Join(SampleNames, ", "))
-	}
-	return s, nil
 }

@@ -1,9 +1,10 @@
-package probe
+package dialect
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"strconv"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -866,4 +867,41 @@ func (s *jscan) presentField(dst *bool, parent, name string) bool {
 			return false
 		}
 	}
+}
+
+// anyStr reads a field that takes any JSON value (a json.RawMessage):
+// isStr reports whether it is a string, and dst holds it then.
+func (s *jscan) anyStr(dst *jstr, isStr *bool) bool {
+	if s.data[s.i] != '"' {
+		*isStr = false
+		return s.skip()
+	}
+	v, ok := s.str()
+	*dst, *isStr = v, ok
+	return ok
+}
+
+// floatField reads a number field into dst (a float64): null leaves it as
+// it was, a number out of range is a type mismatch, as encoding/json has
+// them.
+func (s *jscan) floatField(dst *float64, parent, name string) bool {
+	switch c := s.data[s.i]; {
+	case c == 'n':
+		return s.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		raw, ok := s.num()
+		if !ok {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			if !s.typed {
+				s.typed, s.field, s.want, s.got = true, path(parent, name), "a number", "number"
+			}
+			return true
+		}
+		*dst = f
+		return true
+	}
+	return s.wrong(parent, name, "a number")
 }

@@ -1,4 +1,4 @@
-package probe
+package dialect
 
 // The walkers below are the one loop every decoder shares: an object's
 // members matched against the field names a decoder reads (the others

@@ -1,4 +1,10 @@
-package probe
+package dialect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Sample is one of the fixed requests the probe sends. Samples are constants
 // of the binary, identical on every host, so results from different hosts
@@ -46,3 +52,13 @@ var Samples = map[string]Sample{
 
 // SampleNames lists the samples in their fixed order.
 var SampleNames = []string{"short", "long", "cancel"}
+
+// LookupSample returns the sample called name, or an error that lists the
+// known ones.
+func LookupSample(name string) (Sample, error) {
+	s, ok := Samples[name]
+	if !ok || !slices.Contains(SampleNames, name) {
+		return Sample{}, fmt.Errorf("unknown sample %q (known: %s)", name, strings.Join(SampleNames, ", "))
+	}
+	return s, nil
+}

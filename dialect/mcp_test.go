@@ -1,4 +1,4 @@
-package probe
+package dialect_test
 
 import (
 	"context"
@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
+	"github.com/streamprobe/streamprobe/probe"
 )
 
 // mcpServer is the reference MCP server on loopback.
@@ -28,23 +31,23 @@ func mcpServer(t *testing.T, f refserver.MCPFault) (*refserver.MCP, string) {
 }
 
 // runMCP runs sample on an MCP target whose tool call for it has args.
-func runMCP(t *testing.T, url, sample, args string, d Drill) Result {
+func runMCP(t *testing.T, url, sample, args string, d probe.Drill) probe.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 	defer cancel()
-	tg := Target{Name: "mcp", URL: url, Dialect: "mcp"}
+	tg := dialect.Target{Name: "mcp", URL: url, Dialect: "mcp"}
 	if args != "" {
-		tg.Tools = map[string]ToolCall{sample: {Name: "progress", Args: json.RawMessage(args)}}
+		tg.Tools = map[string]dialect.ToolCall{sample: {Name: "progress", Args: json.RawMessage(args)}}
 	}
-	return Run(ctx, tg, Options{Sample: Samples[sample], Client: newClient(t), Drill: d})
+	return probe.Run(ctx, tg, probe.Options{Sample: dialect.Samples[sample], Client: reftest.NewClient(t), Drill: d})
 }
 
 func TestMCPToolCall(t *testing.T) {
 	t.Parallel()
 	m, url := mcpServer(t, "")
-	res := runMCP(t, url, "short", `{"steps":4,"interval_ms":30}`, Drill{})
+	res := runMCP(t, url, "short", `{"steps":4,"interval_ms":30}`, probe.Drill{})
 	rec := res.Record
-	if rec.Outcome != Success || rec.Chunks != 5 || rec.TFCMs == nil || rec.EndMs == nil || rec.SessionMs == nil {
+	if rec.Outcome != probe.Success || rec.Chunks != 5 || rec.TFCMs == nil || rec.EndMs == nil || rec.SessionMs == nil {
 		t.Fatalf("record: %+v", rec)
 	}
 	// The first chunk is the first progress notification, at least one
@@ -90,8 +93,8 @@ func waitMCP(t *testing.T, m *refserver.MCP, n int) {
 func TestMCPJSONAnswer(t *testing.T) {
 	t.Parallel()
 	_, url := mcpServer(t, refserver.MCPJSON)
-	rec := runMCP(t, url, "short", `{"steps":2,"interval_ms":20}`, Drill{}).Record
-	if rec.Outcome != Success || rec.Chunks != 1 || rec.TFCMs == nil || *rec.TFCMs < 40 || rec.LastEventID != "" {
+	rec := runMCP(t, url, "short", `{"steps":2,"interval_ms":20}`, probe.Drill{}).Record
+	if rec.Outcome != probe.Success || rec.Chunks != 1 || rec.TFCMs == nil || *rec.TFCMs < 40 || rec.LastEventID != "" {
 		t.Fatalf("record: %+v", rec)
 	}
 }
@@ -100,8 +103,8 @@ func TestMCPOlderVersion(t *testing.T) {
 	t.Parallel()
 	m, url := mcpServer(t, "")
 	m.Version = "2025-06-18"
-	rec := runMCP(t, url, "short", `{"steps":1}`, Drill{}).Record
-	if rec.Outcome != Success {
+	rec := runMCP(t, url, "short", `{"steps":1}`, probe.Drill{}).Record
+	if rec.Outcome != probe.Success {
 		t.Fatalf("record: %+v", rec)
 	}
 	if p := m.Requests()[2].Protocol; p != "2025-06-18" {
@@ -109,8 +112,8 @@ func TestMCPOlderVersion(t *testing.T) {
 	}
 	m2, url2 := mcpServer(t, "")
 	m2.Version = "2024-11-05"
-	rec = runMCP(t, url2, "short", `{"steps":1}`, Drill{}).Record
-	if rec.Outcome != ProtocolError || !strings.Contains(rec.Error, `protocol version "2024-11-05"`) {
+	rec = runMCP(t, url2, "short", `{"steps":1}`, probe.Drill{}).Record
+	if rec.Outcome != probe.ProtocolError || !strings.Contains(rec.Error, `protocol version "2024-11-05"`) {
 		t.Fatalf("record: %+v", rec)
 	}
 }
@@ -121,26 +124,26 @@ func TestMCPVerdicts(t *testing.T) {
 	tests := []struct {
 		fault   refserver.MCPFault
 		drill   string
-		verdict Verdict
+		verdict probe.Verdict
 		detail  string
-		outcome Outcome
+		outcome probe.Outcome
 	}{
-		{"", DrillDrop, VerdictPass, "every event once, in order", Success},
-		{"", DrillDuplicate, VerdictPass, "every event once, in order", Success},
-		{"", DrillStale, VerdictStaleOK, "answered by http_404", Success},
-		{refserver.MCPDuplicate, DrillDrop, VerdictDuplicate, "off-by-one replay", Success},
-		{refserver.MCPGap, DrillDrop, VerdictMissed, "resume skipped 1 event(s)", Success},
-		{refserver.MCPRestart, DrillDrop, VerdictRestarted, "progress started over at 1", Success},
-		{refserver.MCPCrossStream, DrillDrop, VerdictCrossStream, "belonged to another stream", Success},
-		{refserver.MCPStaleLive, DrillStale, VerdictUndefinedStale, "live tail", Success},
-		{refserver.MCPNoIDs, DrillDrop, VerdictNotSupported, "no event ids", UpstreamError},
-		{refserver.MCPJSON, DrillDrop, VerdictNotSupported, "no event carried an id", Success},
+		{"", probe.DrillDrop, probe.VerdictPass, "every event once, in order", probe.Success},
+		{"", probe.DrillDuplicate, probe.VerdictPass, "every event once, in order", probe.Success},
+		{"", probe.DrillStale, probe.VerdictStaleOK, "answered by http_404", probe.Success},
+		{refserver.MCPDuplicate, probe.DrillDrop, probe.VerdictDuplicate, "off-by-one replay", probe.Success},
+		{refserver.MCPGap, probe.DrillDrop, probe.VerdictMissed, "resume skipped 1 event(s)", probe.Success},
+		{refserver.MCPRestart, probe.DrillDrop, probe.VerdictRestarted, "progress started over at 1", probe.Success},
+		{refserver.MCPCrossStream, probe.DrillDrop, probe.VerdictCrossStream, "belonged to another stream", probe.Success},
+		{refserver.MCPStaleLive, probe.DrillStale, probe.VerdictUndefinedStale, "live tail", probe.Success},
+		{refserver.MCPNoIDs, probe.DrillDrop, probe.VerdictNotSupported, "no event ids", probe.UpstreamError},
+		{refserver.MCPJSON, probe.DrillDrop, probe.VerdictNotSupported, "no event carried an id", probe.Success},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.fault)+"/"+tc.drill, func(t *testing.T) {
 			t.Parallel()
 			_, url := mcpServer(t, "")
-			rec := runMCP(t, url, "long", strings.ReplaceAll(args, "%s", string(tc.fault)), Drill{Name: tc.drill}).Record
+			rec := runMCP(t, url, "long", strings.ReplaceAll(args, "%s", string(tc.fault)), probe.Drill{Name: tc.drill}).Record
 			if rec.Verdict != tc.verdict || rec.Outcome != tc.outcome || !strings.Contains(rec.ResumeDetail, tc.detail) {
 				t.Fatalf("verdict %s outcome %s (%s), want %s %s; detail %q", rec.Verdict, rec.Outcome, rec.Error, tc.verdict, tc.outcome, rec.ResumeDetail)
 			}
@@ -161,8 +164,8 @@ func TestMCPPolling(t *testing.T) {
 	t.Parallel()
 	m, url := mcpServer(t, refserver.MCPPoll)
 	m.Retry = 150 * time.Millisecond
-	rec := runMCP(t, url, "short", `{"steps":6,"interval_ms":20}`, Drill{}).Record
-	if rec.Outcome != Success || rec.Verdict != VerdictPass || rec.Chunks != 7 || rec.ServerDrops < 2 || !rec.Resumed {
+	rec := runMCP(t, url, "short", `{"steps":6,"interval_ms":20}`, probe.Drill{}).Record
+	if rec.Outcome != probe.Success || rec.Verdict != probe.VerdictPass || rec.Chunks != 7 || rec.ServerDrops < 2 || !rec.Resumed {
 		t.Fatalf("record: %+v", rec)
 	}
 	reqs := m.Requests()
@@ -188,8 +191,8 @@ func TestMCPPolling(t *testing.T) {
 func TestMCPCancel(t *testing.T) {
 	t.Parallel()
 	m, url := mcpServer(t, "")
-	rec := runMCP(t, url, "cancel", `{"steps":40,"interval_ms":30}`, Drill{}).Record
-	if rec.Outcome != ClientCancelled || !rec.Intended() || rec.Chunks != DefaultCancelAfter || rec.CancelEndMs == nil || rec.ResultAfterCancel ||
+	rec := runMCP(t, url, "cancel", `{"steps":40,"interval_ms":30}`, probe.Drill{}).Record
+	if rec.Outcome != probe.ClientCancelled || !rec.Intended() || rec.Chunks != dialect.DefaultCancelAfter || rec.CancelEndMs == nil || rec.ResultAfterCancel ||
 		!strings.Contains(rec.Error, "with no result") {
 		t.Fatalf("record: %+v", rec)
 	}
@@ -222,11 +225,11 @@ func TestMCPBadAnswers(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer hs.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 	defer cancel()
-	tg := Target{Name: "m", URL: hs.URL, Dialect: "mcp", Header: http.Header{"Authorization": {"Bearer " + key}}}
-	rec := Run(ctx, tg, Options{Sample: Samples["short"], Client: newClient(t)}).Record
-	if rec.Outcome != ProtocolError || !strings.Contains(rec.Error, "not text/event-stream or application/json") || strings.Contains(rec.Error, key) {
+	tg := dialect.Target{Name: "m", URL: hs.URL, Dialect: "mcp", Header: http.Header{"Authorization": {"Bearer " + key}}}
+	rec := probe.Run(ctx, tg, probe.Options{Sample: dialect.Samples["short"], Client: reftest.NewClient(t)}).Record
+	if rec.Outcome != probe.ProtocolError || !strings.Contains(rec.Error, "not text/event-stream or application/json") || strings.Contains(rec.Error, key) {
 		t.Errorf("record %+v", rec)
 	}
 	hs2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -234,8 +237,8 @@ func TestMCPBadAnswers(t *testing.T) {
 	}))
 	defer hs2.Close()
 	tg.URL = hs2.URL
-	rec = Run(ctx, tg, Options{Sample: Samples["short"], Client: newClient(t)}).Record
-	if rec.Outcome != UpstreamError || rec.HTTPStatus != 401 || !strings.HasPrefix(rec.Error, "session setup: initialize: ") || rec.SessionMs == nil {
+	rec = probe.Run(ctx, tg, probe.Options{Sample: dialect.Samples["short"], Client: reftest.NewClient(t)}).Record
+	if rec.Outcome != probe.UpstreamError || rec.HTTPStatus != 401 || !strings.HasPrefix(rec.Error, "session setup: initialize: ") || rec.SessionMs == nil {
 		t.Errorf("record %+v", rec)
 	}
 }
@@ -282,11 +285,11 @@ func TestMCPUnrelatedMessages(t *testing.T) {
 		}
 	}))
 	defer hs.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
 	defer cancel()
-	res := Run(ctx, Target{Name: "m", URL: hs.URL, Dialect: "mcp"}, Options{Sample: Samples["short"], Client: newClient(t), RequestID: "run-1"})
+	res := probe.Run(ctx, dialect.Target{Name: "m", URL: hs.URL, Dialect: "mcp"}, probe.Options{Sample: dialect.Samples["short"], Client: reftest.NewClient(t), RequestID: "run-1"})
 	rec := res.Record
-	if token := <-tokens; token != "run-1" || rec.Outcome != Success || rec.Chunks != 3 || rec.Unrelated != 3 || rec.Events != 6 || rec.Gaps.Count != 2 || rec.Verdict != "" {
+	if token := <-tokens; token != "run-1" || rec.Outcome != probe.Success || rec.Chunks != 3 || rec.Unrelated != 3 || rec.Events != 6 || rec.Gaps.Count != 2 || rec.Verdict != "" {
 		t.Fatalf("token %q record %+v", token, rec)
 	}
 }
@@ -297,7 +300,7 @@ func TestMCPStaleJSONRPCError(t *testing.T) {
 	t.Parallel()
 	m := refserver.NewMCP("")
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == DefaultStaleID {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == dialect.DefaultStaleID {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, "id: 9\ndata:\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"unknown event id\"}}\n\n")
 			return
@@ -305,8 +308,8 @@ func TestMCPStaleJSONRPCError(t *testing.T) {
 		m.ServeHTTP(w, r)
 	}))
 	defer func() { hs.CloseClientConnections(); hs.Close(); m.Close() }()
-	rec := runMCP(t, hs.URL, "long", `{"steps":8,"interval_ms":20}`, Drill{Name: DrillStale}).Record
-	if rec.Verdict != VerdictStaleOK || rec.StaleAnswer != "error_event" {
+	rec := runMCP(t, hs.URL, "long", `{"steps":8,"interval_ms":20}`, probe.Drill{Name: probe.DrillStale}).Record
+	if rec.Verdict != probe.VerdictStaleOK || rec.StaleAnswer != "error_event" {
 		t.Fatalf("verdict %s answer %q (%s) %s", rec.Verdict, rec.StaleAnswer, rec.ResumeDetail, rec.Error)
 	}
 }

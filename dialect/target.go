@@ -1,0 +1,48 @@
+package dialect
+
+import "net/http"
+
+// Target is one endpoint to probe.
+type Target struct {
+	Name    string
+	URL     string
+	Dialect string
+	// Method overrides the dialect's method.
+	Method string
+	// Header is sent with every request (secrets included: it never goes
+	// into a record or a log line).
+	Header http.Header
+	// Body, when not nil, replaces the body the dialect would build.
+	Body []byte
+	// Model is sent by chat dialects.
+	Model string
+	// Tools are the tool calls of the mcp dialect by sample name; a
+	// sample with none calls DefaultMCPTools' (see MCPTool).
+	Tools map[string]ToolCall
+	// RunID is the run's request id, set by Run: a dialect whose messages
+	// name their call (MCP's JSON-RPC id and progress token) names it so.
+	RunID string
+	// EndEvent and EndData are the generic dialect's end markers: an event
+	// with this type, or with exactly this data. Both empty: a clean end of
+	// the body is the end.
+	EndEvent string
+	EndData  string
+	// MaxEventSize bounds one event; 0 means the transport's default.
+	MaxEventSize int
+	// InsecureSkipVerify turns off TLS certificate verification for this
+	// target only. Callers log it loudly; it is never the default.
+	InsecureSkipVerify bool
+	// MaxChunks bounds the content chunks of one run; 0 means
+	// DefaultMaxChunks. A stream with more ends as a protocol_error.
+	MaxChunks int
+	// KeepAlive lets runs reuse a kept-alive connection (with a client
+	// from NewClient); by default every run opens a fresh one.
+	KeepAlive bool
+	// HTTP2 offers HTTP/2 over TLS (as browsers do); by default a client
+	// from NewClient speaks HTTP/1.1, as the OpenAI and Anthropic SDKs do.
+	HTTP2 bool
+	// NoResume turns off the resume after a drop by the server (for
+	// dialects that can resume): such a drop is then an upstream_error.
+	// Drills still resume.
+	NoResume bool
+}
