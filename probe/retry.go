@@ -1,6 +1,12 @@
 package probe
 
-import "time"
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // MaxRetryAfter caps the wait a target can ask for with Retry-After: a
 // larger value (or an HTTP date far ahead) waits this long, so neither an
@@ -18,4 +24,21 @@ func RetryAfterWait(ms *float64) time.Duration {
 		return MaxRetryAfter
 	}
 	return time.Duration(*ms * float64(time.Millisecond))
+}
+
+// retryAfter reads a Retry-After header (seconds, or an HTTP date) as ms,
+// capped at MaxRetryAfter.
+func retryAfter(h http.Header, now time.Time) *float64 {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return nil
+	}
+	limit := float64(MaxRetryAfter.Milliseconds())
+	if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
+		return ptr(math.Min(float64(n)*1000, limit))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return ptr(math.Min(math.Max(0, float64(t.Sub(now).Milliseconds())), limit))
+	}
+	return nil
 }

@@ -12,10 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -422,21 +420,4 @@ func fillScores(rec *Record, s Scores) {
 	rec.TailMs = round3(s.Tail)
 	rec.CloseMs = round3(s.Close)
 	rec.Stalls = s.Stalls
-}
-
-// retryAfter reads a Retry-After header (seconds, or an HTTP date) as ms,
-// capped at MaxRetryAfter.
-func retryAfter(h http.Header, now time.Time) *float64 {
-	v := h.Get("Retry-After")
-	if v == "" {
-		return nil
-	}
-	limit := float64(MaxRetryAfter.Milliseconds())
-	if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
-		return ptr(math.Min(float64(n)*1000, limit))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return ptr(math.Min(math.Max(0, float64(t.Sub(now).Milliseconds())), limit))
-	}
-	return nil
 }

@@ -388,6 +388,17 @@ func (s *Session) Restart() {
 	s.st.Close()
 }
 
+// Drop closes the current connection on purpose, as a client that cuts a
+// stream does: Next reports the drop (an error wrapping ErrDropped) to
+// OnDrop, which decides what follows, as for any other end. Unlike
+// Restart it asks for no reconnect of its own, and between connections it
+// does nothing. It is safe to call from another goroutine than Next's.
+func (s *Session) Drop() {
+	if st := s.current(); st != nil {
+		st.Close()
+	}
+}
+
 // Close ends the Session and drops its connection. It is safe to call more
 // than once and from another goroutine than Next's; a Next in progress
 // returns an error wrapping ErrDropped.

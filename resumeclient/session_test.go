@@ -363,6 +363,40 @@ func TestSessionRestart(t *testing.T) {
 	}
 }
 
+// Drop cuts the current connection as the client's own drop: OnDrop sees
+// ErrDropped, with the events so far, and decides what follows (here: the
+// same request from the last id, at once).
+func TestSessionDrop(t *testing.T) {
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(0, 10, 2000, 2010), 2020))
+	t.Cleanup(srv.Close)
+	var drops []error
+	s := session(t, rc.Request{URL: srv.URL}, rc.SessionOptions{OnDrop: func(d *rc.Drop) bool {
+		drops = append(drops, d.Err)
+		d.Wait = 0
+		return errors.Is(d.Err, rc.ErrDropped)
+	}})
+	var got []string
+	for len(got) < 4 {
+		ev, err := s.Next()
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		got = append(got, fmt.Sprintf("%d:%s", ev.Conn, ev.ID))
+		if len(got) == 2 {
+			s.Drop()
+		}
+	}
+	if want := "0:1 0:2 1:3 1:4"; strings.Join(got, " ") != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if len(drops) != 1 || !errors.Is(drops[0], rc.ErrDropped) {
+		t.Errorf("drops %v, want one ErrDropped", drops)
+	}
+	if c := srv.Conns(); len(c) != 2 || c[1].LastEventID != "2" {
+		t.Errorf("conns %+v", c)
+	}
+}
+
 // A stream that goes silent is dropped after the read timeout and resumed;
 // comment lines count as traffic and carry their text.
 func TestSessionReadTimeoutAndComments(t *testing.T) {

@@ -1,0 +1,297 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/resumeclient"
+)
+
+// event takes one event or comment of the stream into the timeline; it
+// returns true when the run is over (end marker, error, cancel).
+func (r *run) event(ev *resumeclient.Event) bool {
+	if ev.Kind == resumeclient.KindComment {
+		r.rec.Comments++
+		return false
+	}
+	if r.staleConn {
+		return r.staleEvent(ev)
+	}
+	ch, err := r.d.Decode(r.t, ev)
+	if err != nil {
+		r.rec.Events++
+		r.fail(ProtocolError, "%v", err)
+		return true
+	}
+	if ch.Kind == dialect.Liveness {
+		r.rec.Comments++
+		return false
+	}
+	r.rec.Events++
+	if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
+		r.tl.FirstEvent = ev.Dispatched
+	}
+	cursor, hasCursor := r.position(ev, &ch)
+	// A message of another stream is judged by mark, and kept out of the
+	// id check: its ids are not this stream's.
+	again := r.check != nil && !ch.Foreign && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
+	r.mark(&ch, again, cursor)
+	if ch.HasUsage {
+		r.usage(ch.Usage)
+	}
+	switch ch.Kind {
+	case dialect.Text:
+		if ch.IsEnd {
+			return r.lastChunk(ev, again)
+		}
+		return r.text(ev, again)
+	case dialect.Effective:
+		if r.tl.FirstEffective.IsZero() {
+			r.tl.FirstEffective = ev.Dispatched
+		}
+	case dialect.End:
+		r.tl.End = ev.Dispatched
+		r.rec.Outcome = Success
+		return true
+	case dialect.Failed:
+		if !r.cancelAt.IsZero() {
+			// A session dialect's answer to the call it cancelled (only
+			// those set cancelAt): an error answer is an answer all the
+			// same (the MCP Go SDK sends one: "context canceled").
+			r.cancelEnded(ev.Dispatched, nil, true)
+			return true
+		}
+		r.fail(UpstreamError, "error event in the stream: %s", ch.Message)
+		return true
+	}
+	return false
+}
+
+// staleEvent takes an event on a connection resumed from a stale id: the
+// keep-alives and metadata before the answer are counted, and the first
+// event of the answer ends the run with its judgement.
+func (r *run) staleEvent(ev *resumeclient.Event) bool {
+	if t := string(ev.Type); t != orStr(r.dr.ErrorEvent, "error") && t != orStr(r.dr.ResetEvent, "reset") {
+		ch, err := r.d.Decode(r.t, ev)
+		switch {
+		case err != nil:
+		case ch.Kind == dialect.Liveness:
+			r.rec.Comments++
+			return false
+		case ch.Kind == dialect.Meta:
+			r.rec.Events++
+			return false
+		case ch.Kind == dialect.Failed:
+			// An error in the stream's own terms (MCP: a JSON-RPC
+			// error) is a defined answer.
+			r.rec.Events++
+			r.staleOK("error_event")
+			return true
+		}
+	}
+	r.rec.Events++
+	r.staleAnswer(ev)
+	return true
+}
+
+// position notes the resume position an event carries (its cursor, and
+// the response id), dropping the connection when the drill's drop waited
+// for a cursor, and whether the chunk was the stream's last; it returns
+// the cursor for the resume check.
+func (r *run) position(ev *resumeclient.Event, ch *dialect.Chunk) (string, bool) {
+	var cursor string
+	var hasCursor bool
+	if r.rs != nil {
+		cursor, hasCursor = r.rs.Cursor(ev, *ch)
+	}
+	if hasCursor {
+		r.cursor, r.cursorCleared = append(r.cursor[:0], cursor...), cursor == ""
+		if cursor != "" {
+			r.cursorSeen.Store(true)
+			if r.dropDue.CompareAndSwap(true, false) {
+				r.sess.Drop() // the drill's DropAt came before a cursor: drop now
+			}
+		}
+	}
+	if ch.ResponseID != "" {
+		r.respID = ch.ResponseID
+	}
+	if ch.Final {
+		r.final = true
+	}
+	return cursor, hasCursor
+}
+
+// usage keeps the token counts an event reports, the latest non-zero one
+// of each.
+func (r *run) usage(u dialect.Tokens) {
+	if r.tok == nil {
+		r.tok = &dialect.Tokens{}
+	}
+	if u.Prompt > 0 {
+		r.tok.Prompt = u.Prompt
+	}
+	if u.Completion > 0 {
+		r.tok.Completion = u.Completion
+	}
+}
+
+// text takes a content chunk (again: a re-delivery the check recognised,
+// which is not a new chunk) and applies the limits that stop a run after
+// so many chunks: max_chunks, the cancel sample, the drill's drop.
+func (r *run) text(ev *resumeclient.Event, again bool) bool {
+	if !r.cancelAt.IsZero() {
+		return false // after the cancel message: counted as an event only
+	}
+	r.connTexts++
+	if !again {
+		if limit := orInt(r.t.MaxChunks, DefaultMaxChunks); r.tl.ChunkCount() >= limit {
+			r.fail(ProtocolError, "more than %d content chunks: the run stops to keep its memory bounded (max_chunks)", limit)
+			return true
+		}
+		r.chunk(ev.Dispatched)
+	}
+	if r.cancelAfter > 0 && r.tl.ChunkCount() >= r.cancelAfter {
+		return r.cancelSample()
+	}
+	if r.dropAfter > 0 && r.connTexts >= r.dropAfter {
+		r.sess.Drop() // the drill's drop: Next reports ErrDropped
+	}
+	return false
+}
+
+// mark takes what a chunk says of the stream it came on: a message
+// unrelated to the answer, one of another stream, a position in the body.
+func (r *run) mark(ch *dialect.Chunk, again bool, cursor string) {
+	if ch.Unrelated || ch.Foreign && r.conn == 0 {
+		r.rec.Unrelated++
+	}
+	if r.check == nil || again {
+		return
+	}
+	if ch.Foreign && r.conn > 0 {
+		r.check.crossStream(cursor)
+	}
+	if ch.HasSeq {
+		r.check.seq(ch.Seq, r.conn > 0)
+	}
+}
+
+// lastChunk takes a content chunk that is also the end (MCP's response
+// to the call).
+func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
+	if !r.cancelAt.IsZero() {
+		r.cancelEnded(ev.Dispatched, nil, true)
+		return true
+	}
+	if !again {
+		r.chunk(ev.Dispatched)
+	}
+	r.tl.End = ev.Dispatched
+	r.rec.Outcome = Success
+	return true
+}
+
+// cancelSample ends the run for the cancel sample: by closing the connection,
+// or, for a session dialect, by its cancel message, after which the
+// stream is read on for up to cancelWait to see how it ends.
+func (r *run) cancelSample() bool {
+	sd, ok := r.d.(dialect.Session)
+	if !ok {
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.rec.Sample, r.tl.ChunkCount())
+		return true
+	}
+	r.cancelAt = r.now()
+	if err := sd.CancelCall(r.ctx, r.c, r.t, r.req); err != nil {
+		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.rec.Sample, r.tl.ChunkCount(), err)
+		return true
+	}
+	r.cancelTimer = time.AfterFunc(cancelWait, func() {
+		r.cancelShut.Store(true)
+		r.sess.Close()
+	})
+	return false
+}
+
+// cancelWait is how long a stream is read after a session dialect's
+// cancel message before the client closes it.
+const cancelWait = 2 * time.Second
+
+// cancelEnded names how the stream ended after the cancel message: with
+// the result anyway (result), by the server, or closed by the client
+// after cancelWait.
+func (r *run) cancelEnded(at time.Time, err error, result bool) {
+	r.ended = true
+	after := at.Sub(r.cancelAt)
+	msg := fmt.Sprintf("cancelled by the %s sample after %d content chunks with a cancel message", r.rec.Sample, r.tl.ChunkCount())
+	switch {
+	case result:
+		r.rec.ResultAfterCancel, r.rec.CancelEndMs = true, ptr(ms(after))
+		msg += fmt.Sprintf("; the result still came %.1f ms later", ms(after))
+	case r.cancelShut.Load():
+		msg += fmt.Sprintf("; the stream was still open %s later, and the client closed it", cancelWait)
+	case errors.Is(err, io.EOF):
+		r.rec.CancelEndMs = ptr(ms(after))
+		msg += fmt.Sprintf("; the server ended the stream %.1f ms later, with no result", ms(after))
+	case r.ctx.Err() != nil:
+		msg += "; the stream was still open when the run's timeout came"
+	default:
+		msg += fmt.Sprintf("; the stream then broke: %v", err)
+	}
+	r.fail(ClientCancelled, "%s", msg)
+}
+
+// chunk adds a new content chunk.
+func (r *run) chunk(at time.Time) {
+	if r.firstOnConn && len(r.tl.Reconnects) > 0 {
+		r.reconnect().FirstChunk = at
+	}
+	r.firstOnConn = false
+	r.tl.chunks.append(at.Sub(r.tl.Start))
+	if r.tl.ChunkCount() == 1 && r.firstTimer != nil {
+		r.firstTimer.Stop()
+	}
+	if r.tl.FirstEffective.IsZero() {
+		r.tl.FirstEffective = at
+	}
+}
+
+func (r *run) reconnect() *Reconnect { return &r.tl.Reconnects[len(r.tl.Reconnects)-1] }
+
+// connDone notes what a connection that is over leaves in the record.
+func (r *run) connDone() {
+	st := r.st
+	if st == nil {
+		return
+	}
+	r.st = nil
+	st.Close()
+	r.tl.Closed = r.now()
+	r.rec.Bytes += st.Bytes()
+	if n, ok := st.WireBytes(); ok {
+		total := n + deref64(r.rec.WireBytes)
+		r.rec.WireBytes = &total
+	}
+	if id := st.LastEventID(); id != "" || r.conn == 0 {
+		r.rec.LastEventID = id
+	}
+	if st.Truncated() {
+		r.rec.Truncated++
+	}
+}
+
+func deref64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// DefaultMaxChunks bounds the content chunks of one run: the timeline
+// keeps a time per chunk and the reduction a gap, so a run's memory is
+// bounded (about 5 MB at this cap) whatever a server sends. A real answer
+// has a few thousand.
+const DefaultMaxChunks = 100_000
