@@ -212,14 +212,8 @@ func baseLabels(c *config.Config) string {
 	return strings.Join(parts, ",")
 }
 
-// SetBudgets exports the p95 budgets as gauges; budgets no longer in c
-// are unregistered.
-func (m *Metrics) SetBudgets(c *config.Config) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.setBudgetsLocked(c)
-}
-
+// setBudgetsLocked exports the p95 budgets as gauges; budgets no longer
+// in c are unregistered. m.mu is held.
 func (m *Metrics) setBudgetsLocked(c *config.Config) {
 	m.budget = c.Budgets
 	now := map[string]bool{}

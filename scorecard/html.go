@@ -51,11 +51,6 @@ type Page struct {
 	About   *About
 }
 
-// WriteHTML writes check's self-contained HTML report.
-func WriteHTML(w io.Writer, cards []*Card, runsPerSample int, generated time.Time) error {
-	return WritePage(w, Page{Title: "streamprobe check", Generated: generated, RunsPerSample: runsPerSample}, cards)
-}
-
 // pageView is what html.tmpl shows of a page.
 type pageView struct {
 	Page

@@ -41,11 +41,6 @@ func (g *Gemini) Thought(at time.Duration, s string) *Gemini {
 	return g.add(at, []map[string]any{{"text": s, "thought": true}}, "", nil)
 }
 
-// Call adds a chunk with a functionCall part.
-func (g *Gemini) Call(at time.Duration, name string) *Gemini {
-	return g.add(at, []map[string]any{{"functionCall": map[string]any{"name": name, "args": map[string]any{}}}}, "", nil)
-}
-
 // Finish adds the last chunk: its text (none when empty), the finish
 // reason (STOP, MAX_TOKENS, or a blocked one such as SAFETY) and the
 // usage.

@@ -11,7 +11,6 @@ import (
 type Chat struct {
 	Model string
 	steps []Step
-	n     int
 }
 
 type chatDelta struct {
@@ -62,7 +61,6 @@ func (c *Chat) Role(at time.Duration) *Chat {
 
 // Text adds a visible content delta.
 func (c *Chat) Text(at time.Duration, text string) *Chat {
-	c.n++
 	return c.chunk(at, &chatDelta{Content: &text}, "", nil)
 }
 
@@ -113,6 +111,3 @@ func (c *Chat) Steps(ids bool) []Step {
 	}
 	return out
 }
-
-// TextChunks returns how many visible content deltas were added.
-func (c *Chat) TextChunks() int { return c.n }
