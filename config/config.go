@@ -176,6 +176,14 @@ const (
 	DefaultMaxStream       = 5 * time.Minute
 )
 
+// The kinds of event ids a target's ids key may name: integers, checked
+// for continuity (a gap is a lost event), or opaque ids, checked for
+// uniqueness and position only.
+const (
+	IDsInt    = "int"
+	IDsOpaque = "opaque"
+)
+
 // Names are the dialects, samples and drills a config may name. The
 // package imports no other of the project: its caller passes probe's
 // registry (internal/jobs.Env does), so that the names have one source.
@@ -201,7 +209,11 @@ type Env struct {
 
 var (
 	labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-	reserved  = []string{"target", "sample", "dialect", "drill", "outcome", "verdict", "resumed", "vmrange", "le", "region", "host", "metric", "reason"}
+	// reserved are the label names the daemon writes itself, on any of
+	// its series (daemon's TestLabelNamesAreReserved reads them off its
+	// /metrics): a [labels] key of the same name would make a series
+	// carry the label twice.
+	reserved = []string{"target", "sample", "dialect", "drill", "outcome", "verdict", "failed", "resumed", "vmrange", "le", "region", "host", "metric", "reason", "version", "goversion"}
 )
 
 // Load reads, decodes, defaults and validates the file at path.
@@ -261,30 +273,33 @@ func (c *Config) decodeError(err error, b []byte, syntax *syntaxError) error {
 }
 
 // setHostDefaults sets the defaults of the host's own settings (push,
-// log, limits): every config's, a file's or once's.
+// log, limits): every config's, a file's or once's. As for a target, a
+// key left out takes its default; one written keeps its value, which
+// validation then checks (max_concurrent = 0 is an error, not the
+// default).
 func (c *Config) setHostDefaults() {
 	if c.Host == "" {
 		c.Host, _ = os.Hostname()
 	}
-	if c.MaxConcurrent == 0 {
+	if !c.has("max_concurrent") {
 		c.MaxConcurrent = DefaultMaxConcurrent
 	}
-	if c.ShutdownTimeout.Duration == 0 {
+	if !c.has("shutdown_timeout") {
 		c.ShutdownTimeout.Duration = DefaultShutdownTimeout
 	}
-	if c.Log.Level == "" {
+	if !c.has("log.level") {
 		c.Log.Level = "info"
 	}
-	if c.Log.Format == "" {
+	if !c.has("log.format") {
 		c.Log.Format = "auto"
 	}
-	if c.Push.Interval.Duration == 0 {
+	if !c.has("push.interval") {
 		c.Push.Interval.Duration = DefaultPushInterval
 	}
-	if c.Push.Timeout.Duration == 0 {
+	if !c.has("push.timeout") {
 		c.Push.Timeout.Duration = DefaultPushTimeout
 	}
-	if c.Push.Histograms == "" {
+	if !c.has("push.histograms") {
 		c.Push.Histograms = "vmrange"
 	}
 }
@@ -312,14 +327,15 @@ func (c *Config) setDefaults(names Names) {
 		if !c.has(key("jitter")) {
 			t.Jitter.Duration = DefaultJitter
 		}
-		if t.Timeout.Duration == 0 {
+		if !c.has(key("timeout")) {
+			// A written 0s stays: no first-chunk limit of its own.
 			t.Timeout.Duration = DefaultTimeout
 		}
 		if !c.has(key("max_stream")) {
 			t.MaxStream.Duration = DefaultMaxStream
 		}
 		if t.IDs == "" {
-			t.IDs = "int"
+			t.IDs = IDsInt
 		}
 	}
 }
@@ -335,6 +351,9 @@ func (c *Config) validate(env Env) error {
 	var errs []error
 	if c.MaxConcurrent < 1 {
 		errs = append(errs, c.errValue("max_concurrent", strconv.Itoa(c.MaxConcurrent), "want 1 or more"))
+	}
+	if c.ShutdownTimeout.Duration <= 0 {
+		errs = append(errs, c.errValue("shutdown_timeout", c.ShutdownTimeout.Duration.String(), "want a positive duration"))
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		errs = append(errs, c.errValue("log.level", strconv.Quote(c.Log.Level), "want debug, info, warn or error"))
@@ -387,10 +406,12 @@ func CheckLabelName(k string) error {
 func (c *Config) validatePush(getenv func(string) string) []error {
 	var errs []error
 	p := &c.Push
-	if p.Interval.Duration < time.Second {
+	switch {
+	case p.Interval.Duration < time.Second:
 		errs = append(errs, c.errValue("push.interval", p.Interval.Duration.String(), "want 1s or more"))
-	}
-	if p.Timeout.Duration > p.Interval.Duration {
+	case p.Timeout.Duration <= 0:
+		errs = append(errs, c.errValue("push.timeout", p.Timeout.Duration.String(), "want a positive duration"))
+	case p.Timeout.Duration > p.Interval.Duration:
 		errs = append(errs, c.errAt("push.timeout", "timeout (%s) must not be longer than interval (%s)", p.Timeout.Duration, p.Interval.Duration))
 	}
 	if p.URL.URL != nil && p.URL.RawQuery != "" {

@@ -408,3 +408,25 @@ func TestToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// A written timeout = "0s" means what the docs say, no first-chunk limit
+// of its own (max_stream still bounds the run); left out, the target's
+// timeout is the default. It was the default either way.
+func TestWrittenZeroTimeoutIsNoLimit(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want time.Duration
+	}{
+		{`timeout = "0s"`, 0},
+		{``, DefaultTimeout},
+		{`timeout = "2s"`, 2 * time.Second},
+	} {
+		c, err := Parse("t.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n"+tt.line+"\n"), env(nil))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.line, err)
+		}
+		if got := c.Targets[0].Timeout.Duration; got != tt.want {
+			t.Errorf("%q: timeout %v, want %v", tt.line, got, tt.want)
+		}
+	}
+}

@@ -137,7 +137,7 @@ func (c *Config) checkLimits(t *Target, key func(string) string) []error {
 		}
 		errs = append(errs, c.errValue(key(l.key), strconv.Itoa(v), "%s", want))
 	}
-	if t.IDs != "int" && t.IDs != "opaque" {
+	if t.IDs != IDsInt && t.IDs != IDsOpaque {
 		errs = append(errs, c.errValue(key("ids"), strconv.Quote(t.IDs), "want int or opaque"))
 	}
 	return errs
@@ -184,7 +184,7 @@ func ToolArgs(args string) error {
 	}
 	var v any
 	if err := json.Unmarshal([]byte(args), &v); err != nil {
-		return fmt.Errorf("not JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return fmt.Errorf("not JSON: %w", err) // a *json.SyntaxError: its message has no "json: " prefix
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return errors.New("want a JSON object ({\"name\": value, ...}), the tool's arguments")

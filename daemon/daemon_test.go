@@ -395,3 +395,108 @@ func TestAnthropicKeyIsXAPIKey(t *testing.T) {
 		}
 	}
 }
+
+// Every label name the daemon writes, on any series of either histogram
+// flavour, is one config refuses as a [labels] key: a key of the same
+// name would make a series carry the label twice (version, goversion and
+// failed were accepted, and streamprobe_build_info then had version=
+// twice: invalid exposition).
+func TestLabelNamesAreReserved(t *testing.T) {
+	for _, flavour := range []string{"vmrange", "prometheus"} {
+		cfg, err := config.Parse("m.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[labels]\nteam = \"a\"\n[push]\nhistograms = \""+flavour+
+			"\"\n[budget.short]\ntfc = \"1s\"\n[[target]]\nname = \"t\"\nurl = \"http://x\"\ndrills = [\"drop\"]\n"), jobs.Env(os.Getenv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := jobs.Build(cfg, "", os.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewMetrics(cfg)
+		m.Reconfigure(cfg, js)
+		tfc := 412.0
+		m.Observe(probe.Record{Target: "t", Sample: "short", Dialect: "sse", Drill: probe.DrillNone, Outcome: probe.Success, TFCMs: &tfc,
+			Gaps: probe.Gaps{Count: 1, Values: []float64{300}}})
+		m.Observe(probe.Record{Target: "t", Sample: "long", Dialect: "sse", Drill: probe.DrillDrop, Outcome: probe.Success, TFCMs: &tfc,
+			Resumed: true, Verdict: probe.VerdictMissed})
+		var out bytes.Buffer
+		m.Set.WritePrometheus(&out)
+		names := map[string]bool{}
+		for _, line := range strings.Split(out.String(), "\n") {
+			open := strings.IndexByte(line, '{')
+			if open < 0 || strings.HasPrefix(line, "#") {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, pair := range strings.Split(line[open+1:strings.LastIndexByte(line, '}')], `",`) {
+				name, _, _ := strings.Cut(pair, "=")
+				if seen[name] {
+					t.Errorf("%s: label %s twice: %s", flavour, name, line)
+				}
+				seen[name] = true
+				names[name] = true
+			}
+		}
+		delete(names, "team") // the config's own
+		for _, want := range []string{"target", "verdict", "failed", "version", "goversion", "metric", "reason"} {
+			if !names[want] {
+				t.Errorf("%s: no series carries %s: the test no longer sees every label", flavour, want)
+			}
+		}
+		for name := range names {
+			if err := config.CheckLabelName(name); err == nil {
+				t.Errorf("%s: the daemon writes label %q, which config accepts as a [labels] key", flavour, name)
+			}
+		}
+	}
+}
+
+// A run of more than probe.MaxGapValues gaps (the record's JSON keeps
+// that many) enters the gap histogram and the over-budget count with
+// every gap: 12,000 chunks gave a histogram count of 10,000.
+func TestGapHistogramCountsEveryGap(t *testing.T) {
+	cfg, err := config.Parse("m.toml", []byte("[budget.long]\ngap = \"250ms\"\n[[target]]\nname = \"t\"\nurl = \"http://x\"\n"), jobs.Env(os.Getenv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := runChunks(t, 12_000)
+	if !rec.Intended() || rec.Gaps.Count != 11_999 || len(rec.Gaps.Values) != probe.MaxGapValues || rec.Stalls < 11 {
+		t.Fatalf("record: %s %s, %d gaps, %d values, %d stalls", rec.Outcome, rec.Error, rec.Gaps.Count, len(rec.Gaps.Values), rec.Stalls)
+	}
+	m := NewMetrics(cfg)
+	m.Observe(rec)
+	var out bytes.Buffer
+	m.Set.WritePrometheus(&out)
+	if got := seriesSumOf(out.String(), "streamprobe_gap_seconds_count{"); got != rec.Gaps.Count {
+		t.Errorf("gap histogram counts %d gaps, the run had %d", got, rec.Gaps.Count)
+	}
+	// The budget is the stall threshold: every stall of the run (the
+	// scheduled ones, every 1,000th gap, the last past the record's
+	// 10,000 values; and any the machine added) is over it.
+	if got := seriesSumOf(out.String(), "streamprobe_over_budget_total{", `metric="gap"`); got != rec.Stalls {
+		t.Errorf("over-budget gaps %d, the run had %d stalls", got, rec.Stalls)
+	}
+}
+
+// runChunks runs the long sample against a loopback stream of n chunks,
+// 50 us apart but every 1,000th gap 300 ms, and returns its record.
+func runChunks(t *testing.T, n int) probe.Record {
+	t.Helper()
+	steps := make([]refserver.Step, 0, n+1)
+	var at time.Duration
+	for i := range n {
+		if i > 0 && i%1000 == 0 {
+			at += 300 * time.Millisecond
+		} else {
+			at += 50 * time.Microsecond
+		}
+		steps = append(steps, refserver.Step{At: at, Data: "c"})
+	}
+	steps = append(steps, refserver.Step{At: at, Data: "[DONE]"})
+	srv := refserver.NewServer(steps)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return probe.Run(ctx, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"},
+		probe.Options{Sample: dialect.Samples["long"]}).Record
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/metricnames"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -111,7 +112,7 @@ func (m *Metrics) Reconfigure(c *config.Config, jobs []jobs.Job) {
 			delete(m.gone, seriesKey(j.Target.Name, j.Sample.Name, jobDrill(j)))
 			s := m.seriesLocked(j.Target.Name, j.Sample.Name, j.Target.Dialect, jobDrill(j))
 			for _, reason := range []string{"retry_after", "overlap", "no_slot"} {
-				s.counter(m.Set, `streamprobe_runs_skipped_total{`+s.labels+`,reason="`+reason+`"}`)
+				s.counter(m.Set, metricnames.RunsSkipped+`{`+s.labels+`,reason="`+reason+`"}`)
 			}
 			// A job new or rescheduled by this config must run by its
 			// first deadline.
@@ -158,16 +159,16 @@ func (m *Metrics) remakeLocked(base string, prom bool) {
 	b := "{" + m.base + "}"
 	prev := m.host
 	m.host = hostSeries{
-		pushErrors:          m.Set.NewCounter("streamprobe_push_errors_total" + b),
-		resultsLogErrors:    m.Set.NewCounter("streamprobe_results_log_errors_total" + b),
-		resultsLogDropped:   m.Set.NewCounter("streamprobe_results_log_dropped_total" + b),
-		cancelledByShutdown: m.Set.NewCounter("streamprobe_runs_cancelled_by_shutdown_total" + b),
-		due:                 m.Set.NewCounter("streamprobe_runs_due_total" + b),
-		delayed:             m.Set.NewCounter("streamprobe_runs_delayed_total" + b),
-		lag:                 m.histogram("streamprobe_schedule_lag_seconds", m.base),
-		reloadOK:            m.Set.NewGauge("streamprobe_config_last_reload_successful"+b, nil),
-		reloadAt:            m.Set.NewGauge("streamprobe_config_last_reload_success_timestamp_seconds"+b, nil),
-		buildInfo:           m.Set.NewGauge(fmt.Sprintf("streamprobe_build_info{%s,version=%q,goversion=%q}", m.base, Version(), runtime.Version()), nil),
+		pushErrors:          m.Set.NewCounter(metricnames.PushErrors + b),
+		resultsLogErrors:    m.Set.NewCounter(metricnames.ResultsLogErrors + b),
+		resultsLogDropped:   m.Set.NewCounter(metricnames.ResultsLogDropped + b),
+		cancelledByShutdown: m.Set.NewCounter(metricnames.CancelledByShutdown + b),
+		due:                 m.Set.NewCounter(metricnames.RunsDue + b),
+		delayed:             m.Set.NewCounter(metricnames.RunsDelayed + b),
+		lag:                 m.histogram(metricnames.ScheduleLag, m.base),
+		reloadOK:            m.Set.NewGauge(metricnames.ReloadSuccessful+b, nil),
+		reloadAt:            m.Set.NewGauge(metricnames.ReloadTimestamp+b, nil),
+		buildInfo:           m.Set.NewGauge(fmt.Sprintf("%s{%s,version=%q,goversion=%q}", metricnames.BuildInfo, m.base, Version(), runtime.Version()), nil),
 	}
 	m.host.buildInfo.Set(1)
 	if prev.reloadOK != nil {
@@ -222,7 +223,7 @@ func (m *Metrics) setBudgetsLocked(c *config.Config) {
 			if d <= 0 {
 				continue
 			}
-			name := fmt.Sprintf(`streamprobe_budget_seconds{%s,sample=%q,metric=%q}`, m.base, sample, metric)
+			name := fmt.Sprintf(`%s{%s,sample=%q,metric=%q}`, metricnames.Budget, m.base, sample, metric)
 			m.Set.GetOrCreateGauge(name, nil).Set(d.Seconds())
 			now[name] = true
 		}
@@ -299,36 +300,36 @@ func (m *Metrics) seriesLocked(target, sample, dialect, drill string) *jobSeries
 		s.names[name+"{"+labels+"}"] = true
 		return m.histogram(name, labels)
 	}
-	s.tfc = h("streamprobe_tfc_seconds", l+`,resumed="false"`)
-	s.tfcResumed = h("streamprobe_tfc_seconds", l+`,resumed="true"`)
-	s.headers = h("streamprobe_headers_seconds", l)
-	s.first = h("streamprobe_first_event_seconds", l)
-	s.gap = h("streamprobe_gap_seconds", l)
-	s.tail = h("streamprobe_tail_seconds", l)
-	s.close = h("streamprobe_close_seconds", l)
-	s.handshake = h("streamprobe_resume_handshake_seconds", l)
-	s.rec = h("streamprobe_reconnect_seconds", l)
-	s.stalls = s.counter(m.Set, "streamprobe_stalls_total{"+l+"}")
-	s.stalledRuns = s.counter(m.Set, "streamprobe_stalled_runs_total{"+l+"}")
-	s.dups = s.counter(m.Set, "streamprobe_resume_duplicates_total{"+l+"}")
-	s.missed = s.counter(m.Set, "streamprobe_resume_missed_total{"+l+"}")
-	s.lastRun = s.gauge(m.Set, "streamprobe_last_run_timestamp_seconds{"+l+"}")
-	s.failed = s.counter(m.Set, "streamprobe_runs_failed_total{"+l+"}")
-	s.overTFC = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="tfc"}`)
-	s.overGap = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="gap"}`)
-	s.overTail = s.counter(m.Set, "streamprobe_over_budget_total{"+l+`,metric="tail"}`)
-	s.deadline = s.gauge(m.Set, "streamprobe_run_deadline_timestamp_seconds{"+l+"}")
+	s.tfc = h(metricnames.TFC, l+`,resumed="false"`)
+	s.tfcResumed = h(metricnames.TFC, l+`,resumed="true"`)
+	s.headers = h(metricnames.Headers, l)
+	s.first = h(metricnames.FirstEvent, l)
+	s.gap = h(metricnames.Gap, l)
+	s.tail = h(metricnames.Tail, l)
+	s.close = h(metricnames.Close, l)
+	s.handshake = h(metricnames.ResumeHandshake, l)
+	s.rec = h(metricnames.Reconnect, l)
+	s.stalls = s.counter(m.Set, metricnames.Stalls+"{"+l+"}")
+	s.stalledRuns = s.counter(m.Set, metricnames.StalledRuns+"{"+l+"}")
+	s.dups = s.counter(m.Set, metricnames.ResumeDuplicates+"{"+l+"}")
+	s.missed = s.counter(m.Set, metricnames.ResumeMissed+"{"+l+"}")
+	s.lastRun = s.gauge(m.Set, metricnames.LastRun+"{"+l+"}")
+	s.failed = s.counter(m.Set, metricnames.RunsFailed+"{"+l+"}")
+	s.overTFC = s.counter(m.Set, metricnames.OverBudget+"{"+l+`,metric="tfc"}`)
+	s.overGap = s.counter(m.Set, metricnames.OverBudget+"{"+l+`,metric="gap"}`)
+	s.overTail = s.counter(m.Set, metricnames.OverBudget+"{"+l+`,metric="tail"}`)
+	s.deadline = s.gauge(m.Set, metricnames.RunDeadline+"{"+l+"}")
 	s.job = target + "/" + sample
 	if drill != probe.DrillNone {
 		s.job = target + "/" + drill
 	}
 	if drill != probe.DrillNone {
-		s.verdictFailed = s.gauge(m.Set, "streamprobe_resume_last_verdict_failed{"+l+"}")
+		s.verdictFailed = s.gauge(m.Set, metricnames.ResumeLastFailed+"{"+l+"}")
 	}
 	for _, o := range []probe.Outcome{probe.Success, probe.ClientCancelled, probe.UpstreamError, probe.Timeout, probe.ProtocolError} {
 		// Every outcome exists from the first run on, so rate() and
 		// increase() see a counter start at 0, not appear at 1.
-		s.counter(m.Set, fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, l, o))
+		s.counter(m.Set, fmt.Sprintf(`%s{%s,outcome=%q}`, metricnames.Runs, l, o))
 	}
 	m.jobs[key] = s
 	return s
@@ -353,7 +354,7 @@ func (m *Metrics) Observe(r probe.Record) {
 		return
 	}
 	s := m.seriesLocked(r.Target, r.Sample, r.Dialect, r.Drill)
-	s.counter(m.Set, fmt.Sprintf(`streamprobe_runs_total{%s,outcome=%q}`, s.labels, r.Outcome)).Inc()
+	s.counter(m.Set, fmt.Sprintf(`%s{%s,outcome=%q}`, metricnames.Runs, s.labels, r.Outcome)).Inc()
 	now := time.Now()
 	s.lastRun.Set(float64(now.UnixNano()) / 1e9)
 	s.lastRunAt = now
@@ -367,7 +368,7 @@ func (m *Metrics) Observe(r probe.Record) {
 	}
 	if r.Verdict != "" {
 		failed := r.Verdict.Failed()
-		s.counter(m.Set, fmt.Sprintf(`streamprobe_resume_checks_total{%s,verdict=%q,failed="%t"}`, s.labels, r.Verdict, failed)).Inc()
+		s.counter(m.Set, fmt.Sprintf(`%s{%s,verdict=%q,failed="%t"}`, metricnames.ResumeChecks, s.labels, r.Verdict, failed)).Inc()
 		if s.verdictFailed != nil {
 			s.verdictFailed.Set(0)
 			if failed {
@@ -397,7 +398,7 @@ func (m *Metrics) Observe(r probe.Record) {
 	if r.TailMs != nil {
 		over(s.overTail, *r.TailMs, b.Tail)
 	}
-	for _, g := range r.Gaps.Values {
+	for _, g := range r.Gaps.Every() {
 		over(s.overGap, g, b.Gap)
 	}
 	obs := func(u updater, ms *float64) {
@@ -411,7 +412,7 @@ func (m *Metrics) Observe(r probe.Record) {
 	obs(s.close, r.CloseMs)
 	obs(s.handshake, r.ResumeHandshakeMs)
 	obs(s.rec, r.ReconnectMs)
-	for _, g := range r.Gaps.Values {
+	for _, g := range r.Gaps.Every() {
 		s.gap.Update(g / 1000)
 	}
 	if r.Stalls > 0 {
@@ -455,5 +456,5 @@ func (m *Metrics) SkippedFor(j jobs.Job, reason string) *metrics.Counter {
 		return new(metrics.Counter) // a removed job's: counted nowhere
 	}
 	s := m.seriesLocked(j.Target.Name, j.Sample.Name, j.Target.Dialect, jobDrill(j))
-	return s.counter(m.Set, "streamprobe_runs_skipped_total{"+s.labels+`,reason="`+reason+`"}`)
+	return s.counter(m.Set, metricnames.RunsSkipped+"{"+s.labels+`,reason="`+reason+`"}`)
 }

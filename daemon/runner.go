@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/metricnames"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -184,6 +185,6 @@ func (d *Daemon) resultsLogDropped() {
 	d.Metrics.ResultsLogDropped()
 	now := time.Now().UnixNano()
 	if last := d.dropLog.Load(); now-last >= int64(time.Minute) && d.dropLog.CompareAndSwap(last, now) {
-		d.Log.Error("results log queue full (the disk is not keeping up): records dropped, counted in streamprobe_results_log_dropped_total", "queue", resultsQueueLen)
+		d.Log.Error("results log queue full (the disk is not keeping up): records dropped, counted in "+metricnames.ResultsLogDropped, "queue", resultsQueueLen)
 	}
 }

@@ -21,9 +21,14 @@ import (
 func seriesSum(d *Daemon, prefix string, subs ...string) int {
 	var out bytes.Buffer
 	d.Metrics.Set.WritePrometheus(&out)
+	return seriesSumOf(out.String(), prefix, subs...)
+}
+
+// seriesSumOf is seriesSum over an exposition's text.
+func seriesSumOf(exposition, prefix string, subs ...string) int {
 	n := 0
 next:
-	for _, l := range strings.Split(out.String(), "\n") {
+	for _, l := range strings.Split(exposition, "\n") {
 		if !strings.HasPrefix(l, prefix) {
 			continue
 		}

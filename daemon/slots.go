@@ -12,8 +12,6 @@ type slots struct {
 	mu    sync.Mutex
 	limit int
 	used  int
-	peak  int           // the most slots ever held at once
-	taken int           // how many times a slot was taken
 	wake  chan struct{} // closed when a slot may have come free
 }
 
@@ -27,8 +25,6 @@ func (s *slots) tryAcquire() bool {
 		return false
 	}
 	s.used++
-	s.taken++
-	s.peak = max(s.peak, s.used)
 	return true
 }
 
@@ -73,20 +69,6 @@ func (s *slots) resize(n int) {
 func (s *slots) broadcastLocked() {
 	close(s.wake)
 	s.wake = make(chan struct{})
-}
-
-// maxUsed is the most slots ever held at once.
-func (s *slots) maxUsed() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.peak
-}
-
-// acquired is how many times a slot was taken.
-func (s *slots) acquired() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.taken
 }
 
 // jobState is where a job's current run is.

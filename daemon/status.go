@@ -387,7 +387,7 @@ func runRowOf(r probe.Record) runRow {
 		Gap: ms(r.Gaps.P95Ms), Tail: ms(r.TailMs), Stalls: r.Stalls, RequestID: shown(r.RequestID), OK: r.Passed(),
 		Note: shown(r.Error), Err: r.Error != "" && !r.Intended()}
 	if row.Verdict == "" && r.Drill != probe.DrillNone {
-		row.Verdict = "none"
+		row.Verdict = string(probe.VerdictNone)
 	}
 	if r.HTTPStatus != 0 {
 		row.HTTP = fmt.Sprint(r.HTTPStatus)

@@ -103,13 +103,7 @@ type aiSDKChunk struct {
 
 var aiSDKFields = []string{"type", "delta", "inputTextDelta", "errorText"}
 
-func (p *aiSDKChunk) decode(data []byte) error {
-	s := &p.s
-	if s.start(data) && p.part() {
-		s.finish()
-	}
-	return s.err("ai-sdk-ui", "part")
-}
+func (p *aiSDKChunk) decode(data []byte) error { return p.s.scan(data, p.part, "ai-sdk-ui", "part") }
 
 func (p *aiSDKChunk) part() bool {
 	s := &p.s

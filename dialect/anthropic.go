@@ -117,13 +117,7 @@ var (
 	usageFields     = []string{"usage"}
 )
 
-func (e *anthropicEvent) decode(data []byte) error {
-	s := &e.s
-	if s.start(data) && e.event() {
-		s.finish()
-	}
-	return s.err("anthropic-messages", "event")
-}
+func (e *anthropicEvent) decode(data []byte) error { return e.s.scan(data, e.event, "anthropic-messages", "event") }
 
 func (e *anthropicEvent) event() bool {
 	s := &e.s

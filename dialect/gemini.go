@@ -197,13 +197,7 @@ var (
 	geminiErrFields = []string{"message", "status"}
 )
 
-func (c *geminiChunk) decode(data []byte) error {
-	s := &c.s
-	if s.start(data) && c.chunk() {
-		s.finish()
-	}
-	return s.err("gemini", "chunk")
-}
+func (c *geminiChunk) decode(data []byte) error { return c.s.scan(data, c.chunk, "gemini", "chunk") }
 
 func (c *geminiChunk) chunk() bool {
 	s := &c.s

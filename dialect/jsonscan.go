@@ -504,6 +504,16 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
+// scan reads data as one JSON value with read, then checks that nothing
+// but white space follows it; the error names the dialect and what was
+// read ("event").
+func (s *jscan) scan(data []byte, read func() bool, dialect, what string) error {
+	if s.start(data) && read() {
+		s.finish()
+	}
+	return s.err(dialect, what)
+}
+
 // strField reads a string field into dst: null leaves it as it was.
 func (s *jscan) strField(dst *jstr, parent, name string) bool {
 	switch s.data[s.i] {

@@ -30,11 +30,9 @@ import (
 // progress-less tool answers with one chunk, its result.
 type mcpDialect struct{}
 
-// MCP protocol versions: the one streamprobe asks for, and those it
-// accepts in the server's answer.
-const MCPProtocolVersion = "2025-11-25"
-
-// MCPProtocolVersions are the versions streamprobe speaks, newest first.
+// MCPProtocolVersions are the MCP protocol versions streamprobe speaks,
+// newest first: it asks for the first, and accepts any of them in the
+// server's answer.
 var MCPProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 // MCP headers.
@@ -202,13 +200,7 @@ var (
 	mcpResults = []string{"isError"}
 )
 
-func (m *mcpMessage) decode(data []byte) error {
-	s := &m.s
-	if s.start(data) && m.message() {
-		s.finish()
-	}
-	return s.err("mcp", "message")
-}
+func (m *mcpMessage) decode(data []byte) error { return m.s.scan(data, m.message, "mcp", "message") }
 
 func (m *mcpMessage) message() bool {
 	s := &m.s
@@ -246,7 +238,7 @@ var errSetup error = setupError("mcp")
 // answers, keeps its Mcp-Session-Id, and sends notifications/initialized.
 func (mcpDialect) OpenSession(ctx context.Context, c *resumeclient.Client, t Target, req *resumeclient.Request) error {
 	body, _ := json.Marshal(mcpCall{JSONRPC: "2.0", ID: 1, Method: "initialize", Params: map[string]any{
-		"protocolVersion": MCPProtocolVersion, "capabilities": map[string]any{},
+		"protocolVersion": MCPProtocolVersions[0], "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "streamprobe", "version": version.String()},
 	}})
 	h := req.Header.Clone()

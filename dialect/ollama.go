@@ -105,13 +105,7 @@ var (
 	ollamaMessage = []string{"content", "thinking", "tool_calls"}
 )
 
-func (l *ollamaLine) decode(data []byte) error {
-	s := &l.s
-	if s.start(data) && l.line() {
-		s.finish()
-	}
-	return s.err("ollama", "line")
-}
+func (l *ollamaLine) decode(data []byte) error { return l.s.scan(data, l.line, "ollama", "line") }
 
 func (l *ollamaLine) line() bool {
 	s := &l.s

@@ -112,13 +112,7 @@ var (
 	functionFields = []string{"arguments"}
 )
 
-func (c *chatChunk) decode(data []byte) error {
-	s := &c.s
-	if s.start(data) && c.chunk() {
-		s.finish()
-	}
-	return s.err("openai-chat", "chunk")
-}
+func (c *chatChunk) decode(data []byte) error { return c.s.scan(data, c.chunk, "openai-chat", "chunk") }
 
 func (c *chatChunk) chunk() bool {
 	s := &c.s

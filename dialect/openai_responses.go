@@ -118,13 +118,7 @@ var (
 	responsesUsage  = []string{"input_tokens", "output_tokens"}
 )
 
-func (e *responsesEvent) decode(data []byte) error {
-	s := &e.s
-	if s.start(data) && e.event() {
-		s.finish()
-	}
-	return s.err("openai-responses", "event")
-}
+func (e *responsesEvent) decode(data []byte) error { return e.s.scan(data, e.event, "openai-responses", "event") }
 
 func (e *responsesEvent) event() bool {
 	s := &e.s

@@ -44,12 +44,16 @@ const (
 	// stream (MCP: progress for another token, the response to another
 	// request), which a resume must never replay.
 	VerdictCrossStream Verdict = "cross_stream"
+	// VerdictNone counts, among a drill's runs by verdict, those that
+	// ended before any verdict (a 5xx, a timeout before the drop): a
+	// failure. No record carries it.
+	VerdictNone Verdict = "none"
 )
 
 // Failed reports whether the verdict names a resume bug.
 func (v Verdict) Failed() bool {
 	switch v {
-	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised, VerdictUnsendableID, VerdictCrossStream:
+	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised, VerdictUnsendableID, VerdictCrossStream, VerdictNone:
 		return true
 	}
 	return false
@@ -57,9 +61,13 @@ func (v Verdict) Failed() bool {
 
 // Defaults of the drills.
 const (
-	DefaultDropAfter     = 3
-	DefaultRewind        = 3
-	DefaultMaxReconnects = 5
+	// DefaultErrorEvent and DefaultResetEvent are the event types of a
+	// defined answer to a stale id: an error event, or a reset marker.
+	DefaultErrorEvent = "error"
+	DefaultResetEvent = "reset"
+
+	DefaultDropAfter = 3
+	DefaultRewind    = 3
 )
 
 // Drill configures a resume drill. The zero value is no drill.
@@ -82,13 +90,13 @@ type Drill struct {
 	// integer continuity.
 	OpaqueIDs bool
 	// ErrorEvent and ResetEvent are the event types of a defined answer to
-	// a stale id (defaults "error" and "reset").
+	// a stale id (defaults DefaultErrorEvent and DefaultResetEvent).
 	ErrorEvent, ResetEvent string
 	// StaleHeaders are response headers that name the loss; nil means
 	// DefaultStaleHeaders.
 	StaleHeaders []HeaderMatch
 	// MaxReconnects bounds the reconnects after drops by the server; 0
-	// means DefaultMaxReconnects.
+	// means resumeclient.DefaultMaxReconnects.
 	MaxReconnects int
 }
 

@@ -74,7 +74,7 @@ func (r *run) event(ev *resumeclient.Event) bool {
 // keep-alives and metadata before the answer are counted, and the first
 // event of the answer ends the run with its judgement.
 func (r *run) staleEvent(ev *resumeclient.Event) bool {
-	if t := string(ev.Type); t != orStr(r.dr.ErrorEvent, "error") && t != orStr(r.dr.ResetEvent, "reset") {
+	if t := string(ev.Type); t != orStr(r.dr.ErrorEvent, DefaultErrorEvent) && t != orStr(r.dr.ResetEvent, DefaultResetEvent) {
 		ch, err := r.d.Decode(r.t, ev)
 		switch {
 		case err != nil:
@@ -154,7 +154,7 @@ func (r *run) text(ev *resumeclient.Event, again bool) bool {
 		}
 		r.chunk(ev.Dispatched)
 	}
-	if r.cancelAfter > 0 && r.tl.ChunkCount() >= r.cancelAfter {
+	if r.cancelAfter > 0 && r.tl.ChunkCount() >= int(r.cancelAfter) {
 		return r.cancelSample()
 	}
 	if r.dropAfter > 0 && r.connTexts >= r.dropAfter {

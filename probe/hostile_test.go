@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -154,7 +155,10 @@ func TestGapValuesAreCapped(t *testing.T) {
 	}
 	var rec Record
 	fillScores(&rec, Reduce(chunks, nil))
-	if rec.Gaps.Count != len(gaps) || len(rec.Gaps.Values) != MaxGapValues {
-		t.Errorf("count %d, %d values; want %d and %d", rec.Gaps.Count, len(rec.Gaps.Values), len(gaps), MaxGapValues)
+	if rec.Gaps.Count != len(gaps) || len(rec.Gaps.Values) != MaxGapValues || len(rec.Gaps.Every()) != len(gaps) {
+		t.Errorf("count %d, %d values, %d in all; want %d, %d and %d", rec.Gaps.Count, len(rec.Gaps.Values), len(rec.Gaps.Every()), len(gaps), MaxGapValues, len(gaps))
+	}
+	if b, _ := json.Marshal(rec); bytes.Count(b, []byte(",")) > MaxGapValues+100 {
+		t.Errorf("the record's JSON carries more than %d gaps", MaxGapValues)
 	}
 }

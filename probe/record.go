@@ -29,10 +29,25 @@ type Gaps struct {
 	P95Ms *float64  `json:"p95_ms,omitempty"`
 	MaxMs *float64  `json:"max_ms,omitempty"`
 	Last5 []float64 `json:"last5_ms,omitempty"`
-	// Values are every gap, in arrival order: what a report over the
-	// results log pools across runs (a percentile of per-run
-	// percentiles would not be the window's percentile).
+	// Values are the gaps in arrival order, the first MaxGapValues of
+	// them: what a report over the results log pools across runs (a
+	// percentile of per-run percentiles would not be the window's
+	// percentile).
 	Values []float64 `json:"values_ms,omitempty"`
+	// All is every gap, in arrival order (Values is its start), for the
+	// sinks of the process that measured the run: the daemon's gap
+	// histogram counts every gap. It is not written: a record read back
+	// has Values only.
+	All []float64 `json:"-"`
+}
+
+// Every is every gap the record knows: All, or Values for a record read
+// back from JSON.
+func (g Gaps) Every() []float64 {
+	if g.All != nil {
+		return g.All
+	}
+	return g.Values
 }
 
 // Record is the result of one request. Its JSON field names are a public

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ const maxServerRetry = 30 * time.Second
 
 // onConnect takes a new connection of the session into the timeline.
 func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) error {
-	r.st, r.conn, r.connTexts, r.connRetries = st, info.Index, 0, 0
+	r.st, r.conn, r.connTexts, r.connRetries = st, int32(info.Index), 0, 0
 	r.firstOnConn = info.Index > 0
 	r.dropAfter = r.dropAfterFor(r.step)
 	if info.Index == 0 {
@@ -68,8 +69,8 @@ func (r *run) setup(t resumeclient.ConnTimes) {
 // dropAfterFor is how many text events a connection reads before the
 // drill drops it, given how many drops the client has made so far (a drop
 // by the server does not advance the drill); 0 means it is not dropped.
-func (r *run) dropAfterFor(step int) int {
-	n := orInt(r.dr.DropAfter, DefaultDropAfter)
+func (r *run) dropAfterFor(step int32) int32 {
+	n := int32(min(orInt(r.dr.DropAfter, DefaultDropAfter), math.MaxInt32))
 	switch {
 	case (r.drill == DrillDrop || r.drill == DrillStale) && step == 0 && r.dr.DropAt == 0:
 		return n
@@ -122,7 +123,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		// bound and a little later each time; the drop it resumes from
 		// keeps its time.
 		r.connRetries++
-		if n := orInt(r.dr.MaxReconnects, DefaultMaxReconnects); r.connRetries > n {
+		if n := orInt(r.dr.MaxReconnects, resumeclient.DefaultMaxReconnects); int(r.connRetries) > n {
 			r.classify(d.Err)
 			r.rec.Error += fmt.Sprintf(" (gave up after %d attempts to reconnect)", n)
 			return false
@@ -135,7 +136,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		// connection, read timeout): resume as a client must, within the
 		// bound (the drill's own reconnects do not count against it).
 		r.rec.ServerDrops++
-		if n := orInt(r.dr.MaxReconnects, DefaultMaxReconnects); r.rec.ServerDrops > n {
+		if n := orInt(r.dr.MaxReconnects, resumeclient.DefaultMaxReconnects); r.rec.ServerDrops > n {
 			r.classify(d.Err)
 			r.rec.Error += fmt.Sprintf(" (gave up after %d reconnects)", n)
 			return false

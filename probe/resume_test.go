@@ -14,6 +14,7 @@ import (
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
+	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
 // A server that ends the stream cleanly after event 5, before [DONE], is
@@ -371,7 +372,7 @@ func TestResumeConflictIsRetried(t *testing.T) {
 			if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "409") || !strings.Contains(rec.Error, "gave up after") {
 				t.Errorf("outcome %s (%s)", rec.Outcome, rec.Error)
 			}
-			if n := len(conns); n < 3 || n > DefaultMaxReconnects+3 {
+			if n := len(conns); n < 3 || n > resumeclient.DefaultMaxReconnects+3 {
 				t.Errorf("server saw %d connections, want the first and a bounded number of resumes", n)
 			}
 		})

@@ -12,9 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -93,7 +93,7 @@ func newRun(ctx context.Context, t *dialect.Target, o *Options) *run {
 		r.dr = &dr
 	}
 	if o.Sample.Cancel {
-		r.cancelAfter = orInt(o.CancelAfter, dialect.DefaultCancelAfter)
+		r.cancelAfter = int32(min(orInt(o.CancelAfter, dialect.DefaultCancelAfter), math.MaxInt32))
 	}
 	r.rec = Record{
 		RequestID: o.RequestID, Target: t.Name, Sample: o.Sample.Name, SampleVersion: o.Sample.Version,
@@ -168,7 +168,6 @@ type run struct {
 	// sample reads before it cancels (0: not the cancel sample).
 	timeout           time.Duration
 	firstChunkTimeout time.Duration
-	cancelAfter       int
 	rec               Record
 	tl                Timeline
 	tok               *dialect.Tokens
@@ -178,12 +177,17 @@ type run struct {
 	sess              *resumeclient.Session
 	st                *resumeclient.Stream // the open connection
 
-	conn      int    // index of the current connection
-	connTexts int    // text events on the current connection, re-deliveries included
-	dropAfter int    // the drill drops the connection after this many text events
+	// The counts, together and as int32 (the run stays in the 1536 B
+	// size class, one allocation per live stream).
+	cancelAfter int32 // see timeout
+	conn        int32 // index of the current connection
+	connTexts   int32 // text events on the current connection, re-deliveries included
+	dropAfter   int32 // the drill drops the connection after this many text events
+	step        int32 // drops the client made for the drill so far
+	connRetries int32 // failed attempts at the last resume in a row
+
 	stale     string // the defined answer to a stale id, when one came
 	staleNote string // a position header that came back and answered nothing
-	step      int    // drops the client made for the drill so far
 	dupID     string // the id the duplicate drill resumes from twice
 	// cursor is the resume cursor of the last dispatched event, copied
 	// into the same memory each time (the dialect's may be the event's).
@@ -195,7 +199,6 @@ type run struct {
 
 	secrets []string // the request's, for textgate.Scrub
 
-	connRetries int       // failed attempts at the last resume in a row
 	res         *resumed  // the last resume; nil before the first
 	cancelAt    time.Time // the session dialect's cancel was sent
 	cancelTimer *time.Timer
@@ -224,9 +227,7 @@ var noDrill Drill
 
 func (r *run) fail(o Outcome, format string, args ...any) {
 	r.rec.Outcome = o
-	// The record's error is for people: the transport's package prefix
-	// (resumeclient: ...) says nothing to them.
-	r.rec.Error = strings.ReplaceAll(fmt.Sprintf(format, args...), "resumeclient: ", "")
+	r.rec.Error = fmt.Sprintf(format, args...)
 }
 
 // show is an id (or any text from the stream) as a detail or an error
@@ -289,7 +290,7 @@ func (r *run) prepare(o *Options) bool {
 		// The probe reconnects at once unless the server asks for a
 		// wait: reconnect_ms then measures the server, not a client timer.
 		Retry:         -1,
-		MaxReconnects: orInt(r.dr.MaxReconnects, DefaultMaxReconnects) + 1,
+		MaxReconnects: orInt(r.dr.MaxReconnects, resumeclient.DefaultMaxReconnects) + 1,
 		NoJitter:      true,
 		OnConnect:     r.onConnect,
 		OnDrop:        r.onDrop,
@@ -409,10 +410,11 @@ func fillScores(rec *Record, s Scores) {
 	rec.Gaps = Gaps{Count: len(s.Gaps), P50Ms: round3(s.GapP50), P95Ms: round3(s.GapP95), MaxMs: round3(s.GapMax)}
 	if len(s.Gaps) > 0 {
 		// s.Gaps is the reduction's own: rounded where it is.
-		rec.Gaps.Values = s.Gaps[:min(len(s.Gaps), MaxGapValues):min(len(s.Gaps), MaxGapValues)]
-		for i, g := range rec.Gaps.Values {
-			rec.Gaps.Values[i] = roundMs(g)
+		for i, g := range s.Gaps {
+			s.Gaps[i] = roundMs(g)
 		}
+		rec.Gaps.All = s.Gaps
+		rec.Gaps.Values = s.Gaps[:min(len(s.Gaps), MaxGapValues):min(len(s.Gaps), MaxGapValues)]
 	}
 	for _, g := range s.Last5 {
 		rec.Gaps.Last5 = append(rec.Gaps.Last5, roundMs(g))

@@ -3,9 +3,12 @@ package probe
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
@@ -53,4 +56,46 @@ func TestInStreamErrorNeverShowsTheKey(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A key stays with its target: no redirect carries it to another host,
+// and an error body that echoes it does not show it.
+func TestSecretsStayHome(t *testing.T) {
+	t.Parallel()
+	const key = "sk-review-0123456789abcdef"
+	t.Run("no redirect to another host", func(t *testing.T) {
+		t.Parallel()
+		hit := make(chan string, 1)
+		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit <- r.Header.Get("X-Api-Key") }))
+		defer other.Close()
+		first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+		}))
+		defer first.Close()
+		h := http.Header{}
+		h.Set("X-Api-Key", key)
+		rec := runProbe(t, dialect.Target{Name: "r", URL: first.URL, Dialect: "anthropic-messages", Header: h}, "short", 3*time.Second).Record
+		select {
+		case got := <-hit:
+			t.Fatalf("the other host got a request (x-api-key %q)", got)
+		default:
+		}
+		if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "redirect to another host") {
+			t.Errorf("outcome %s error %q", rec.Outcome, rec.Error)
+		}
+	})
+	t.Run("an error body that echoes the key", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(401)
+			io.WriteString(w, "invalid key: "+r.Header.Get("Authorization"))
+		}))
+		defer srv.Close()
+		h := http.Header{}
+		h.Set("Authorization", "Bearer "+key)
+		rec := runProbe(t, dialect.Target{Name: "r", URL: srv.URL, Dialect: "openai-chat", Header: h}, "short", 3*time.Second).Record
+		if strings.Contains(rec.Error, key) || !strings.Contains(rec.Error, "[redacted]") {
+			t.Errorf("error %q", rec.Error)
+		}
+	})
 }

@@ -74,10 +74,10 @@ func (r *run) staleOpen(err error) {
 // staleAnswer judges the first event after a stale resume.
 func (r *run) staleAnswer(ev *resumeclient.Event) {
 	switch string(ev.Type) {
-	case orStr(r.dr.ErrorEvent, "error"):
+	case orStr(r.dr.ErrorEvent, DefaultErrorEvent):
 		r.staleOK("error_event")
 		return
-	case orStr(r.dr.ResetEvent, "reset"):
+	case orStr(r.dr.ResetEvent, DefaultResetEvent):
 		r.staleOK("reset_event")
 		return
 	}

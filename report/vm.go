@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/dialect"
+	"github.com/streamprobe/streamprobe/internal/metricnames"
 	"github.com/streamprobe/streamprobe/internal/neterr"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
@@ -231,15 +233,18 @@ func (v VM) CardsSeen(ctx context.Context, f Filter, budgets map[string]scorecar
 // region, once under the fleet.
 type eachSeries func(q string, fn func(region string, s series)) error
 
+// noDrill selects the series of plain runs (no drill).
+const noDrill = `drill="` + probe.DrillNone + `"`
+
 // readHistograms sums the buckets of the four timing rows, in either
 // flavour: vmrange (VictoriaMetrics) or le (Prometheus).
 func (s *vmSums) readHistograms(each eachSeries) error {
-	for i, name := range []string{"tfc", "gap", "tail", "close"} {
-		sel := `drill="none"`
-		if name == "tfc" {
+	for i, name := range scorecard.TimingRows {
+		sel := noDrill
+		if name == scorecard.RowTFC {
 			sel += `,resumed="false"`
 		}
-		q := `sum by (region,target,sample,vmrange,le) (increase_pure(streamprobe_` + name + `_seconds_bucket{` + sel + `}%s))`
+		q := `sum by (region,target,sample,vmrange,le) (increase_pure(` + metricnames.Timing(name) + `_bucket{` + sel + `}%s))`
 		err := each(q, func(region string, sr series) {
 			c, target := s.class(region, sr.labels["target"], sr.labels["sample"]), sr.labels["target"]
 			switch {
@@ -279,16 +284,16 @@ func (s *vmSums) readCounters(each eachSeries) error {
 		query string
 		add   func(region string, sr series)
 	}{
-		{`sum by (region,host,target,sample,outcome) (increase_pure(streamprobe_runs_total{drill="none"}%s))`, func(region string, sr series) {
+		{`sum by (region,host,target,sample,outcome) (increase_pure(` + metricnames.Runs + `{` + noDrill + `}%s))`, func(region string, sr series) {
 			class(region, sr).outcomes[sr.labels["outcome"]] += count(sr.value)
 		}},
-		{`sum by (region,target,sample) (increase_pure(streamprobe_stalled_runs_total{drill="none"}%s))`, func(region string, sr series) {
+		{`sum by (region,target,sample) (increase_pure(` + metricnames.StalledRuns + `{` + noDrill + `}%s))`, func(region string, sr series) {
 			class(region, sr).stalled += count(sr.value)
 		}},
-		{`sum by (region,target,sample) (increase_pure(streamprobe_tfc_seconds_count{drill="none",resumed="true"}%s))`, func(region string, sr series) {
+		{`sum by (region,target,sample) (increase_pure(` + metricnames.TFC + `_count{` + noDrill + `,resumed="true"}%s))`, func(region string, sr series) {
 			class(region, sr).resumed += count(sr.value)
 		}},
-		{`sum by (region,target,sample,drill,verdict,failed) (increase_pure(streamprobe_resume_checks_total%s))`, func(region string, sr series) {
+		{`sum by (region,target,sample,drill,verdict,failed) (increase_pure(` + metricnames.ResumeChecks + `%s))`, func(region string, sr series) {
 			n, failed := count(sr.value), sr.labels["failed"] == "true"
 			if sr.labels["drill"] == probe.DrillNone {
 				c := class(region, sr)
@@ -304,7 +309,7 @@ func (s *vmSums) readCounters(each eachSeries) error {
 				d.failed += n
 			}
 		}},
-		{`sum by (region,target,drill) (increase_pure(streamprobe_runs_total{drill!="none"}%s))`, func(region string, sr series) {
+		{`sum by (region,target,drill) (increase_pure(` + metricnames.Runs + `{drill!="` + probe.DrillNone + `"}%s))`, func(region string, sr series) {
 			s.drill(region, sr.labels["target"], sr.labels["drill"]).runs += count(sr.value)
 		}},
 	} {
@@ -347,15 +352,7 @@ func (c *vmClass) dist(i int) scorecard.Dist {
 		}
 		prevLe, prevCum = le, max(prevCum, cum)
 	}
-	slices.SortFunc(bs, func(a, b scorecard.Bucket) int {
-		switch {
-		case a.Hi < b.Hi:
-			return -1
-		case a.Hi > b.Hi:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(bs, func(a, b scorecard.Bucket) int { return cmp.Compare(a.Hi, b.Hi) })
 	return scorecard.Dist{Buckets: bs}
 }
 
@@ -449,7 +446,7 @@ func vmDrillLine(name string, d *vmDrill) scorecard.Drill {
 	verdicts := maps.Clone(d.verdicts)
 	failed := d.failed
 	if d.runs > judged {
-		verdicts["none"] += d.runs - judged
+		verdicts[string(probe.VerdictNone)] += d.runs - judged
 		failed += d.runs - judged
 	}
 	runs := max(d.runs, judged)

@@ -185,7 +185,7 @@ func (c *Client) open(ctx context.Context, cancel context.CancelFunc, r Request)
 	if err != nil {
 		cancel()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, info, gated(fmt.Errorf("resumeclient: %s %s: %w", req.Method, textgate.RedactURL(r.URL), unwrapURLError(err)), secrets)
+			return nil, info, gated(fmt.Errorf("%s %s: %w", req.Method, textgate.RedactURL(r.URL), unwrapURLError(err)), secrets)
 		}
 		info.Setup = trace.times()
 		return nil, info, gated(fmt.Errorf("%w: %s %s: %w", ErrConnect, req.Method, textgate.RedactURL(r.URL), unwrapURLError(err)), secrets)
@@ -351,8 +351,7 @@ func (s *Stream) DropAtByte(n int64) { s.dropAt = n }
 // drop ErrDropped, and the context's error when it was cancelled. The Event
 // is valid until the next call.
 func (s *Stream) Next() (*Event, error) {
-	// Every stream's read loop, one pass per read: kept whole, so
-	// .ci/run's gocyclo check names it.
+	// Every stream's read loop: one pass per read.
 	if s.err != nil {
 		return nil, s.err
 	}

@@ -9,38 +9,39 @@ import (
 
 // Sentinel errors. Every error the package returns wraps one of these, a
 // context error, or io.EOF, so callers classify failures with errors.Is
-// through any number of layers.
+// through any number of layers. Their messages carry no package prefix:
+// they end up, whole, in the records and logs people read.
 var (
 	// ErrEventTooLarge means one event (its data and the line being read)
 	// grew past the configured limit; the stream is abandoned.
-	ErrEventTooLarge = errors.New("resumeclient: event larger than the limit")
+	ErrEventTooLarge = errors.New("event larger than the limit")
 	// ErrNotEventStream means the response was not text/event-stream.
-	ErrNotEventStream = errors.New("resumeclient: response is not text/event-stream")
+	ErrNotEventStream = errors.New("response is not text/event-stream")
 	// ErrHTTPStatus means the server answered with a status other than 200.
-	ErrHTTPStatus = errors.New("resumeclient: unexpected HTTP status")
+	ErrHTTPStatus = errors.New("unexpected HTTP status")
 	// ErrNoContent means the server answered 204 No Content: the WHATWG
 	// rules read it as "stop reconnecting". It also wraps ErrHTTPStatus.
 	ErrNoContent = fmt.Errorf("%w: 204 No Content, the server asks the client to stop reconnecting", ErrHTTPStatus)
 	// ErrReset means the connection broke (reset, unexpected EOF) before a
 	// clean end of the body.
-	ErrReset = errors.New("resumeclient: connection broken mid-stream")
+	ErrReset = errors.New("connection broken mid-stream")
 	// ErrDropped means the client itself cut the connection on purpose.
-	ErrDropped = errors.New("resumeclient: connection dropped by the client")
+	ErrDropped = errors.New("connection dropped by the client")
 	// ErrIdle means no byte arrived within the read timeout; the client
 	// dropped the connection.
-	ErrIdle = errors.New("resumeclient: no data within the read timeout")
+	ErrIdle = errors.New("no data within the read timeout")
 	// ErrConnect means the request could not be sent or no response came
 	// (DNS, refused, TLS, a refused redirect).
-	ErrConnect = errors.New("resumeclient: request failed")
+	ErrConnect = errors.New("request failed")
 	// ErrInvalidRequest means the request cannot be sent as it is (a
 	// header value with a byte no HTTP field may carry, a URL that does
 	// not parse): no attempt was made, and retrying cannot help.
-	ErrInvalidRequest = errors.New("resumeclient: invalid request")
+	ErrInvalidRequest = errors.New("invalid request")
 	// ErrTooManyReconnects means a Session gave up after its bounded
 	// number of reconnect attempts in a row.
-	ErrTooManyReconnects = errors.New("resumeclient: too many reconnect attempts")
+	ErrTooManyReconnects = errors.New("too many reconnect attempts")
 	// ErrInvalidOption means a Client or Session setting is out of range.
-	ErrInvalidOption = errors.New("resumeclient: invalid option")
+	ErrInvalidOption = errors.New("invalid option")
 )
 
 // StatusError is the error of a response that is not an event stream: a
@@ -69,7 +70,7 @@ func (e *StatusError) Error() string {
 	case ErrNotEventStream:
 		kind := e.kind.Error()
 		if e.want != "" && e.want != "text/event-stream" {
-			kind = "resumeclient: response is not " + e.want
+			kind = "response is not " + e.want
 		}
 		msg = fmt.Sprintf("%s: status %d, Content-Type %q", kind, e.Status, e.contentType)
 	case ErrNoContent:

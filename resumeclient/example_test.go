@@ -58,7 +58,7 @@ func ExampleSession() {
 	// connection 1: id 3, event 3
 	// connection 1: id 4, event 4
 	// connection 2: id 5, event 5
-	// end: resumeclient: unexpected HTTP status: 204 No Content, the server asks the client to stop reconnecting
+	// end: unexpected HTTP status: 204 No Content, the server asks the client to stop reconnecting
 }
 
 // Client.Open sends one request and reads one response: the events come

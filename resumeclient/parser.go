@@ -129,8 +129,7 @@ func (p *Parser) Push(b []byte, at time.Time) {
 // nil when the pushed bytes are used up, or an error (wrapping
 // ErrEventTooLarge) when an event outgrew the limit.
 func (p *Parser) Next() (*Event, error) {
-	// The hot read path, one pass over the pushed bytes: kept whole, so
-	// .ci/run's gocyclo check names it.
+	// The hot read path: one pass over the pushed bytes.
 	if p.err != nil {
 		return nil, p.err
 	}

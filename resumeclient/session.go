@@ -20,8 +20,8 @@ const (
 	// times the backoff.
 	DefaultMaxWait = time.Minute
 	// DefaultMaxReconnects bounds the reconnect attempts in a row that
-	// bring no progress.
-	DefaultMaxReconnects = 10
+	// bring no progress (the probe's bound on reconnects per run, too).
+	DefaultMaxReconnects = 5
 	// MinRetry is the shortest wait a server's retry field can ask for: a
 	// "retry: 0" must not turn a flapping server into a reconnect storm.
 	MinRetry = 100 * time.Millisecond
@@ -192,10 +192,8 @@ func (s *Session) connect() {
 	s.mu.Unlock()
 	// The request is made on the reader's own goroutine: the dial path
 	// (net/http's client, the dialer, the response header) fits in the
-	// 8 KiB stack the reads need anyway. Dialling on a goroutine of its
-	// own, tried 2026-12-05, cost more: 500 streams opened at once grew
-	// 500 more stacks, and their memory stayed with the process (72 ->
-	// 62 KiB per live stream when it was taken out; bench/README.md).
+	// 8 KiB stack the reads need anyway, where a goroutine of its own
+	// would be a stack more per live stream (bench/README.md).
 	st, info, err := s.c.open(ctx, cancel, s.info.Request)
 	info.Index = s.conns
 	s.conns++

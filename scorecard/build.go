@@ -68,10 +68,10 @@ func (c *Card) addClass(cl *Class) {
 // cellsOf judges one class against its budget: its cells in Rows order.
 func cellsOf(cl *Class, b Budget) []Cell {
 	return []Cell{
-		timingCell("tfc", cl, cl.TFC, b.TFC),
-		timingCell("gap", cl, cl.Gap, b.Gap),
-		timingCell("tail", cl, cl.Tail, b.Tail),
-		timingCell("close", cl, cl.Close, 0),
+		timingCell(RowTFC, cl, cl.TFC, b.TFC),
+		timingCell(RowGap, cl, cl.Gap, b.Gap),
+		timingCell(RowTail, cl, cl.Tail, b.Tail),
+		timingCell(RowClose, cl, cl.Close, 0),
 		stallCell(cl, b.StallShare),
 		bufferingCell(cl),
 		outcomesCell(cl),
@@ -107,7 +107,7 @@ func stallCell(cl *Class, budget *float64) Cell {
 	if budget != nil {
 		st.Budget = *budget
 	}
-	ce := Cell{Row: "stall_share", Sample: cl.Sample, N: cl.Good, Stall: st}
+	ce := Cell{Row: RowStallShare, Sample: cl.Sample, N: cl.Good, Stall: st}
 	if cl.Good == 0 {
 		return ce
 	}
@@ -123,7 +123,7 @@ func stallCell(cl *Class, budget *float64) Cell {
 // BufferingShare of them or more do.
 func bufferingCell(cl *Class) Cell {
 	bc := &BufferingCell{}
-	ce := Cell{Row: "buffering", Sample: cl.Sample, N: cl.Good, Buffering: bc}
+	ce := Cell{Row: RowBuffering, Sample: cl.Sample, N: cl.Good, Buffering: bc}
 	bf := cl.Buffering
 	switch {
 	case bf == nil:
@@ -146,7 +146,7 @@ func bufferingCell(cl *Class) Cell {
 // sample intends, saying how most of them failed.
 func outcomesCell(cl *Class) Cell {
 	oc := &OutcomesCell{Counts: cl.Outcomes}
-	ce := Cell{Row: "outcomes", Sample: cl.Sample, N: cl.Runs, Outcomes: oc}
+	ce := Cell{Row: RowOutcomes, Sample: cl.Sample, N: cl.Runs, Outcomes: oc}
 	if cl.Failed == 0 {
 		return ce
 	}

@@ -74,8 +74,25 @@ func FromResult(res probe.Result) Run {
 	return r
 }
 
+// The rows of a card, by the names the outputs key them by (JSON, the
+// JUnit cases' names, the budgets' metric label).
+const (
+	RowTFC        = "tfc"
+	RowGap        = "gap"
+	RowTail       = "tail"
+	RowClose      = "close"
+	RowStallShare = "stall_share"
+	RowBuffering  = "buffering"
+	RowOutcomes   = "outcomes"
+)
+
 // Rows of the card, in order.
-var Rows = []string{"tfc", "gap", "tail", "close", "stall_share", "buffering", "outcomes"}
+var Rows = []string{RowTFC, RowGap, RowTail, RowClose, RowStallShare, RowBuffering, RowOutcomes}
+
+// TimingRows are the rows measured as times, in order: each is a
+// histogram of the daemon's (streamprobe_<row>_seconds) and a
+// distribution of a class.
+var TimingRows = []string{RowTFC, RowGap, RowTail, RowClose}
 
 // Cell is one row of one class: what every row has, and the figures of
 // its kind in exactly one of Timing (the rows tfc, gap, tail and close),

@@ -77,7 +77,7 @@ func (s *DrillSum) Add(rec probe.Record) {
 	s.runs++
 	v := string(rec.Verdict)
 	if v == "" {
-		v = "none"
+		v = string(probe.VerdictNone)
 	}
 	if _, ok := s.verdicts[v]; !ok && len(s.verdicts) >= maxKinds {
 		v = "other"
@@ -120,12 +120,12 @@ func (s *DrillSum) Drill() Drill {
 	return d
 }
 
-// pickVerdict is the most frequent failing verdict ("none": a run that
-// failed before a verdict), else the most frequent, ties by name.
+// pickVerdict is the most frequent failing verdict (VerdictNone among
+// them), else the most frequent, ties by name.
 func pickVerdict(counts map[string]int) string {
 	best, bestFailing := "", false
 	for _, v := range slices.Sorted(maps.Keys(counts)) {
-		failing := v == "none" || probe.Verdict(v).Failed()
+		failing := probe.Verdict(v).Failed()
 		switch {
 		case best == "", failing && !bestFailing, failing == bestFailing && counts[v] > counts[best]:
 			best, bestFailing = v, failing

@@ -12,8 +12,8 @@ import (
 
 // rowNames are the rows as the outputs name them.
 var rowNames = map[string]string{
-	"tfc": "TFC", "gap": "gap", "tail": "tail", "close": "close",
-	"stall_share": "stalled >250ms", "buffering": "buffering", "outcomes": "outcomes",
+	RowTFC: "TFC", RowGap: "gap", RowTail: "tail", RowClose: "close",
+	RowStallShare: fmt.Sprintf("stalled >%dms", probe.StallThresholdMs), RowBuffering: "buffering", RowOutcomes: "outcomes",
 }
 
 // msText is a duration in ms: whole ms from 10 ms, tenths below.

@@ -218,13 +218,13 @@ func (c *Card) dist(row, s string) (Dist, bool) {
 		return Dist{}, false
 	}
 	switch row {
-	case "tfc":
+	case RowTFC:
 		return cl.TFC, true
-	case "gap":
+	case RowGap:
 		return cl.Gap, true
-	case "tail":
+	case RowTail:
 		return cl.Tail, true
-	case "close":
+	case RowClose:
 		return cl.Close, true
 	}
 	return Dist{}, false

@@ -349,7 +349,7 @@ func foldedNote(classes []Class) string {
 		for _, r := range []struct {
 			name string
 			d    Dist
-		}{{"TFC", cl.TFC}, {"gap", cl.Gap}, {"tail", cl.Tail}, {"close", cl.Close}} {
+		}{{rowNames[RowTFC], cl.TFC}, {rowNames[RowGap], cl.Gap}, {rowNames[RowTail], cl.Tail}, {rowNames[RowClose], cl.Close}} {
 			if r.d.ranked {
 				rows = append(rows, cl.Sample+" "+r.name)
 			}

@@ -47,7 +47,7 @@ const SmallSampleNote = "a note, not a verdict: the marks stand"
 func (c *Card) smallSamples() []string {
 	var out []string
 	for _, s := range c.Samples {
-		if ce := c.cell("tfc", s); ce != nil && ce.SmallSample != "" {
+		if ce := c.cell(RowTFC, s); ce != nil && ce.SmallSample != "" {
 			out = append(out, s+": "+ce.SmallSample)
 		}
 	}

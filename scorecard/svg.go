@@ -1,6 +1,7 @@
 package scorecard
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -408,15 +409,7 @@ func labelWidth(s string) float64 { return 6.6*float64(len(s)) + 4 }
 // their order.
 func layout(in []label, maxX float64) []label {
 	out := slices.Clone(in)
-	slices.SortStableFunc(out, func(a, b label) int {
-		switch {
-		case a.x < b.x:
-			return -1
-		case a.x > b.x:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b label) int { return cmp.Compare(a.x, b.x) })
 	var ends []float64 // the right edge of the last label of each lane
 	for i := range out {
 		w := labelWidth(out[i].text)

@@ -51,7 +51,7 @@ func nearText(threshold float64) string {
 
 // triageRows are the rows the article's triage explains: a red outcomes
 // row is explained by its failing run instead.
-var triageRows = []string{"tfc", "gap", "tail", "close", "stall_share", "buffering"}
+var triageRows = []string{RowTFC, RowGap, RowTail, RowClose, RowStallShare, RowBuffering}
 
 // triage states, for each class with a red timing cell, the article's
 // checks in their fixed order, from the data the card has.
@@ -64,7 +64,7 @@ func (c *Card) triage() []string {
 				red = true
 			}
 		}
-		if b := c.cell("buffering", s); b.Buffering.Suspected > 0 {
+		if b := c.cell(RowBuffering, s); b.Buffering.Suspected > 0 {
 			out = append(out, fmt.Sprintf("%s: suspected proxy buffering in %d of %d runs: %s (check proxy_buffering / X-Accel-Buffering)", s, b.Buffering.Suspected, b.N, burstText(b.Buffering)))
 		}
 		if !red {
@@ -92,13 +92,13 @@ func (c *Card) tokens(s string) string {
 }
 
 func (c *Card) spread(s string) string {
-	gc := c.cell("gap", s)
+	gc := c.cell(RowGap, s)
 	g := gc.Timing
 	if g.P50 == nil {
 		return "no gaps measured"
 	}
 	pair := fmt.Sprintf("p95 %s vs p50 %s", msText(*g.P95), msText(*g.P50))
-	if c.cell("buffering", s).Over {
+	if c.cell(RowBuffering, s).Over {
 		return pair + ": the gaps collapsed into bursts, and the freezes between them are a few gaps the percentiles hide; not the model: see the buffering row"
 	}
 	ratio := *g.P95 / max(*g.P50, 0.001)
@@ -108,7 +108,7 @@ func (c *Card) spread(s string) string {
 	case Near:
 		return fmt.Sprintf("%s (x%.2f): %s between stalls and a slow model", pair, ratio, nearText(SpreadRatio))
 	}
-	if st := c.cell("stall_share", s); st.Over {
+	if st := c.cell(RowStallShare, s); st.Over {
 		return fmt.Sprintf("%s (x%.2f): narrow, yet %s of runs stalled over 250 ms: a few long freezes per run that the percentiles smooth over, not a slow model", pair, ratio, pctText(*st.Stall.Share))
 	}
 	if gc.Over {
@@ -124,7 +124,7 @@ func (c *Card) spread(s string) string {
 // that of the smallest: a TFC that grows with the prompt is prefill.
 func (c *Card) prompt() string {
 	small, large := c.promptPair()
-	lo, hi := c.cell("tfc", small), c.cell("tfc", large)
+	lo, hi := c.cell(RowTFC, small), c.cell(RowTFC, large)
 	if lo == nil || hi == nil || lo.Timing.P50 == nil || hi.Timing.P50 == nil {
 		return fmt.Sprintf("needs both the %s and the %s class measured", small, large)
 	}
@@ -137,7 +137,7 @@ func (c *Card) prompt() string {
 		return pair + ": TFC tracks prompt length, a prefill problem"
 	case side == Near:
 		return pair + ": " + nearText(PromptRatio) + " whether TFC tracks prompt length (prefill) or is flat (queueing or buffering)"
-	case c.cell("buffering", small).Over || c.cell("buffering", large).Over:
+	case c.cell(RowBuffering, small).Over || c.cell(RowBuffering, large).Over:
 		return pair + ": flat across prompt sizes; suspected proxy buffering (see the buffering row): the TFC is when the proxy let the answer go, not when the model started"
 	}
 	return pair + ": flat across prompt sizes; if high, queueing or buffering"

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
-	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
@@ -59,23 +58,12 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitUsage
 		}
 	}
-	builtinURL := ""
-	if builtin.Needed(cfg) {
-		srv := builtin.New()
-		srv.Start()
-		defer srv.Close()
-		builtinURL = srv.URL
-	}
-	all, err := jobs.Build(cfg, builtinURL, os.Getenv)
+	all, stop, err := startJobs(cfg)
 	if err != nil {
 		printErr(stderr, "check", err)
 		return exitUsage
 	}
-	defer func() {
-		for _, j := range all {
-			j.Client.HTTP.CloseIdleConnections()
-		}
-	}()
+	defer stop()
 	results, interrupted := measure(ctx, f, all, stderr)
 	cards := checkCards(cfg, f.targets, results)
 	if interrupted && !f.out.asJSON {

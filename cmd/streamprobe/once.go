@@ -12,7 +12,6 @@ import (
 
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/dialect"
-	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -92,12 +91,12 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
 	fs.IntVar(&f.rewind, "rewind", probe.DefaultRewind, "duplicate drill: how many events back the last resume starts")
 	fs.StringVar(&f.staleID, "stale-id", "", "stale drill: the cursor to resume with: an unknown id, or one older than the server retains (default "+dialect.DefaultStaleID+", or "+dialect.DefaultStaleCursor+" for openai-responses)")
-	fs.StringVar(&f.ids, "ids", "int", "drill: 'int' checks integer ids for continuity, 'opaque' only for uniqueness and position")
-	fs.StringVar(&f.errorEvent, "error-event", "error", "stale drill: event type of an error answer")
-	fs.StringVar(&f.resetEvent, "reset-event", "reset", "stale drill: event type of a reset marker")
+	fs.StringVar(&f.ids, "ids", config.IDsInt, "drill: '"+config.IDsInt+"' checks integer ids for continuity, '"+config.IDsOpaque+"' only for uniqueness and position")
+	fs.StringVar(&f.errorEvent, "error-event", probe.DefaultErrorEvent, "stale drill: event type of an error answer")
+	fs.StringVar(&f.resetEvent, "reset-event", probe.DefaultResetEvent, "stale drill: event type of a reset marker")
 	fs.Var(&f.staleHeaders, "stale-header", "stale drill: response header that answers a stale id: 'Name' (names the position the server resumed from; any value but the id sent answers) or 'Name: value' (repeatable; default Last-Event-ID and Mercure-Last-Event-ID)")
 	fs.BoolVar(&f.noResume, "no-resume", false, "end the run as upstream_error when the server drops the stream, instead of resuming it (sse with ids, openai-responses)")
-	fs.IntVar(&f.maxReconnects, "max-reconnects", probe.DefaultMaxReconnects, "reconnects one run may make after drops by the server")
+	fs.IntVar(&f.maxReconnects, "max-reconnects", resumeclient.DefaultMaxReconnects, "reconnects one run may make after drops by the server")
 }
 
 // config turns the flags into a config of one target, checked as a file
@@ -232,20 +231,13 @@ Flags:
 	if f.insecure {
 		fmt.Fprintln(stderr, "streamprobe once: WARNING: TLS certificate verification is off (-insecure-skip-verify)")
 	}
-	builtinURL := ""
-	if builtin.Needed(cfg) {
-		srv := builtin.New()
-		srv.Start()
-		defer srv.Close()
-		builtinURL = srv.URL
-	}
-	all, err := jobs.Build(cfg, builtinURL, os.Getenv)
+	all, stop, err := startJobs(cfg)
 	if err != nil {
 		printErr(stderr, "once", err)
 		return exitUsage
 	}
+	defer stop()
 	job := all[0]
-	defer job.Client.HTTP.CloseIdleConnections()
 	res := job.Run(ctx, nil)
 	if err := printRecord(stdout, res.Record, f.json); err != nil {
 		fmt.Fprintf(stderr, "streamprobe once: writing output: %v\n", err)

@@ -100,7 +100,7 @@ func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]J
 // name: the drills' and those of a drop by the server.
 func DrillSettings(ct config.Target) probe.Drill {
 	d := probe.Drill{DropAfter: ct.DropAfter, DropAt: ct.DropAt.Duration, Rewind: ct.Rewind, StaleID: ct.StaleID,
-		OpaqueIDs: ct.IDs == "opaque", ErrorEvent: ct.ErrorEvent, ResetEvent: ct.ResetEvent, MaxReconnects: ct.MaxReconnects}
+		OpaqueIDs: ct.IDs == config.IDsOpaque, ErrorEvent: ct.ErrorEvent, ResetEvent: ct.ResetEvent, MaxReconnects: ct.MaxReconnects}
 	for _, h := range ct.StaleHeaders {
 		if m, err := config.ParseHeaderMatch(h); err == nil {
 			d.StaleHeaders = append(d.StaleHeaders, probe.HeaderMatch{Name: m[0], Value: m[1]})

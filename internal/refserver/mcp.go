@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/streamprobe/streamprobe/dialect"
 )
 
 // MCPFault is a behaviour of the MCP server: a resume bug, or a way of
@@ -46,8 +48,9 @@ const (
 // MCPFaults lists the faults, for the demo and the tests.
 var MCPFaults = []MCPFault{MCPDuplicate, MCPGap, MCPRestart, MCPCrossStream, MCPStaleLive, MCPNoIDs, MCPPoll, MCPJSON}
 
-// MCPVersions are the protocol versions the server speaks, newest first.
-var MCPVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+// MCPVersions are the protocol versions the server speaks, newest first:
+// those the mcp dialect speaks.
+var MCPVersions = dialect.MCPProtocolVersions
 
 // MCP is a Model Context Protocol server over Streamable HTTP, as an
 // http.Handler: sessions (Mcp-Session-Id), a tool "progress" that reports

@@ -1,0 +1,54 @@
+// Package metricnames names streamprobe's metrics: the daemon writes them
+// (pushed and on /metrics), report reads them back from VictoriaMetrics,
+// and the alert rules and dashboards in deploy/ query them. A name is
+// written here once; deploy's tests check the rules and dashboards against
+// these names.
+package metricnames
+
+// The histograms of one job's runs (labels target, sample, dialect,
+// drill; tfc also resumed), in seconds.
+const (
+	TFC             = "streamprobe_tfc_seconds"
+	Headers         = "streamprobe_headers_seconds"
+	FirstEvent      = "streamprobe_first_event_seconds"
+	Gap             = "streamprobe_gap_seconds"
+	Tail            = "streamprobe_tail_seconds"
+	Close           = "streamprobe_close_seconds"
+	ResumeHandshake = "streamprobe_resume_handshake_seconds"
+	Reconnect       = "streamprobe_reconnect_seconds"
+)
+
+// The counters and gauges of one job.
+const (
+	Runs             = "streamprobe_runs_total"
+	RunsFailed       = "streamprobe_runs_failed_total"
+	RunsSkipped      = "streamprobe_runs_skipped_total"
+	Stalls           = "streamprobe_stalls_total"
+	StalledRuns      = "streamprobe_stalled_runs_total"
+	ResumeDuplicates = "streamprobe_resume_duplicates_total"
+	ResumeMissed     = "streamprobe_resume_missed_total"
+	ResumeChecks     = "streamprobe_resume_checks_total"
+	ResumeLastFailed = "streamprobe_resume_last_verdict_failed"
+	OverBudget       = "streamprobe_over_budget_total"
+	LastRun          = "streamprobe_last_run_timestamp_seconds"
+	RunDeadline      = "streamprobe_run_deadline_timestamp_seconds"
+	Budget           = "streamprobe_budget_seconds"
+)
+
+// The daemon's own series.
+const (
+	PushErrors          = "streamprobe_push_errors_total"
+	ResultsLogErrors    = "streamprobe_results_log_errors_total"
+	ResultsLogDropped   = "streamprobe_results_log_dropped_total"
+	CancelledByShutdown = "streamprobe_runs_cancelled_by_shutdown_total"
+	RunsDue             = "streamprobe_runs_due_total"
+	RunsDelayed         = "streamprobe_runs_delayed_total"
+	ScheduleLag         = "streamprobe_schedule_lag_seconds"
+	ReloadSuccessful    = "streamprobe_config_last_reload_successful"
+	ReloadTimestamp     = "streamprobe_config_last_reload_success_timestamp_seconds"
+	BuildInfo           = "streamprobe_build_info"
+)
+
+// Timing names the histogram of a card's timing row (tfc, gap, tail,
+// close: streamprobe_<row>_seconds).
+func Timing(row string) string { return "streamprobe_" + row + "_seconds" }
