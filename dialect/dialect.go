@@ -1,3 +1,12 @@
+// Package dialect holds the wire formats streamprobe speaks, one file per
+// API: each turns a target and a fixed sample into a request, and each
+// event (or line) of the answer into a Chunk (visible text, other useful
+// output, metadata, the end, an error), and declares what the engine needs
+// around the timed request: how it resumes a lost stream (Resumer), a
+// session before and after it (Session), a framing other than Server-Sent
+// Events (Framer), the header an API key goes in (KeyHeaderer). The
+// samples are here too, fixed and versioned. A dialect knows nothing of the
+// transport, the timeline or the sinks.
 package dialect
 
 import (

@@ -1,8 +1,10 @@
-// Package probe says what a measurement means: dialects turn events into
-// content chunks, actions and end markers; the timeline collects milestones;
-// the reduction computes TFC, gaps, tail, close and stalls; samples are
-// fixed and versioned. A probe returns a Record; it never writes a metric or
-// a log line itself.
+// Package probe is the engine of one measurement: Run sends a sample's
+// request through the target's dialect over resumeclient, collects the
+// timeline (milestones on the monotonic clock), runs a drill's drops and
+// resumes and checks what each resume brought back, and reduces the
+// timeline to TFC, gaps, tail, close and stalls in a Record. It asks the
+// dialect for what differs between APIs and never checks a dialect's name.
+// A probe returns a Record; it never writes a metric or a log line itself.
 package probe
 
 import (
