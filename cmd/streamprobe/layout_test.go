@@ -1,7 +1,11 @@
 package main
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -74,3 +78,55 @@ func TestBinaryLinksNoTestHarness(t *testing.T) {
 		}
 	}
 }
+
+// .ci/run fuzzes every fuzz target of the repository, each in its own
+// package (a target moved to another package, or a new one, is fuzzed
+// where it is).
+func TestCIFuzzesEveryTarget(t *testing.T) {
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(ci), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "fuzz" {
+			listed[strings.TrimPrefix(f[1], "./")+" "+f[2]] = true
+		}
+	}
+	found := 0
+	err = filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != "../.." {
+			if err == nil {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range fuzzFunc.FindAllSubmatch(b, -1) {
+			found++
+			key := filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../../"))) + " " + string(m[1])
+			if !listed[key] {
+				t.Errorf(".ci/run does not fuzz %s", key)
+			}
+			delete(listed, key)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range listed {
+		t.Errorf(".ci/run fuzzes %s, which is no fuzz target", k)
+	}
+	if found == 0 {
+		t.Fatal("no fuzz target found")
+	}
+}
+
+var fuzzFunc = regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)`)
