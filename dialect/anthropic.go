@@ -117,7 +117,9 @@ var (
 	usageFields     = []string{"usage"}
 )
 
-func (e *anthropicEvent) decode(data []byte) error { return e.s.scan(data, e.event, "anthropic-messages", "event") }
+func (e *anthropicEvent) decode(data []byte) error {
+	return e.s.scan(data, e.event, "anthropic-messages", "event")
+}
 
 func (e *anthropicEvent) event() bool {
 	s := &e.s

@@ -118,7 +118,9 @@ var (
 	responsesUsage  = []string{"input_tokens", "output_tokens"}
 )
 
-func (e *responsesEvent) decode(data []byte) error { return e.s.scan(data, e.event, "openai-responses", "event") }
+func (e *responsesEvent) decode(data []byte) error {
+	return e.s.scan(data, e.event, "openai-responses", "event")
+}
 
 func (e *responsesEvent) event() bool {
 	s := &e.s
