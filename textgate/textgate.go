@@ -77,27 +77,52 @@ func bound(s string, limit int) string {
 	return s
 }
 
+// pattern is one text Scrub looks for: a secret as it is, or a part of
+// its base64 encoding (b64), whose whole base64 token is redacted.
+type pattern struct {
+	text string
+	b64  bool
+}
+
 // patterns lists what Scrub looks for: each secret, and its base64
 // encodings (standard and URL alphabets, at the three alignments a
 // secret can have inside a longer encoded text), longest first, so that
 // "Bearer KEY" is not half-replaced by "KEY".
-func patterns(secrets []string) []string {
-	var out []string
+func patterns(secrets []string) []pattern {
+	var out []pattern
 	for _, sec := range secrets {
 		if sec == "" {
 			continue
 		}
-		out = append(out, sec)
+		out = append(out, pattern{text: sec})
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 			for k := 0; k < 3; k++ {
 				if b := stableBase64(enc, sec, k); len(b) >= minSecret {
-					out = append(out, b)
+					out = append(out, pattern{text: b, b64: true})
 				}
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	slices.SortFunc(out, func(a, b pattern) int { return cmp.Compare(len(b.text), len(a.text)) })
 	return slices.Compact(out)
+}
+
+// base64Byte reports a byte of a base64 token, in either alphabet, its
+// padding included.
+func base64Byte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_' || c == '='
+}
+
+// token widens [i, j) of s to the whole base64 token around it: the edge
+// groups of an encoded secret also encode some of its bytes.
+func token(s string, i, j int) (int, int) {
+	for i > 0 && base64Byte(s[i-1]) && s[i-1] != '=' {
+		i--
+	}
+	for j < len(s) && base64Byte(s[j]) {
+		j++
+	}
+	return i, j
 }
 
 // stableBase64 is the part of the base64 encoding of sec, preceded by k
@@ -118,7 +143,7 @@ func stableBase64(enc *base64.Encoding, sec string, k int) string {
 
 // redact replaces every pattern in s, and a trailing start of one, as it
 // stands and as it reads once its escapes are decoded.
-func redact(s string, pats []string) string {
+func redact(s string, pats []pattern) string {
 	if len(pats) == 0 {
 		return s
 	}
@@ -126,21 +151,29 @@ func redact(s string, pats []string) string {
 	var spans [][2]int
 	for _, p := range pats {
 		for i := 0; ; {
-			j := strings.Index(s[i:], p)
+			j := strings.Index(s[i:], p.text)
 			if j < 0 {
 				break
 			}
-			spans = append(spans, [2]int{i + j, i + j + len(p)})
-			i += j + len(p)
+			a, b := i+j, i+j+len(p.text)
+			if p.b64 {
+				a, b = token(s, a, b)
+			}
+			spans = append(spans, [2]int{a, b})
+			i = b
 		}
 		for _, v := range views {
 			for i := 0; ; {
-				j := strings.Index(v.dec[i:], p)
+				j := strings.Index(v.dec[i:], p.text)
 				if j < 0 {
 					break
 				}
-				spans = append(spans, v.span(i+j, i+j+len(p)))
-				i += j + len(p)
+				a, b := i+j, i+j+len(p.text)
+				if p.b64 {
+					a, b = token(v.dec, a, b)
+				}
+				spans = append(spans, v.span(a, b))
+				i = b
 			}
 		}
 	}
@@ -150,12 +183,18 @@ func redact(s string, pats []string) string {
 	end := strings.TrimRightFunc(s, space)
 partial:
 	for _, p := range pats {
-		if at, ok := trailingStart(end, p); ok {
+		if at, ok := trailingStart(end, p.text); ok {
+			if p.b64 {
+				at, _ = token(s, at, at)
+			}
 			spans = append(spans, [2]int{at, len(s)})
 			break
 		}
 		for _, v := range views {
-			if at, ok := trailingStart(strings.TrimRightFunc(v.dec, space), p); ok {
+			if at, ok := trailingStart(strings.TrimRightFunc(v.dec, space), p.text); ok {
+				if p.b64 {
+					at, _ = token(v.dec, at, at)
+				}
 				spans = append(spans, [2]int{v.from[at], len(s)})
 				break partial
 			}

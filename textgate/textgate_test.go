@@ -230,3 +230,42 @@ func TestURLSecrets(t *testing.T) {
 		t.Errorf("a URL that does not parse: %q", got)
 	}
 }
+
+// A base64 text that encodes a secret, at each of the three alignments
+// and in both alphabets, with any bytes before and after it, is redacted
+// as a whole token: its edge groups also encode bytes of the secret
+// ("Basic [redacted]OTk=" showed a password's last two bytes,
+// "dTpz[redacted]" a key's first byte).
+func TestScrubBase64WholeToken(t *testing.T) {
+	const key = "sk-b64-0123456789abcdef-99"
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+		for _, before := range []string{"", "u:", "ab", "user:", "x"} {
+			for _, after := range []string{"", "9", "!!", ":tail"} {
+				token := enc.EncodeToString([]byte(before + key + after))
+				for _, text := range []string{"Basic " + token, "auth=" + token + "; next", token} {
+					got := Scrub(text, []string{key}, 0)
+					if strings.Count(got, Redacted) != 1 {
+						t.Errorf("%q -> %q: want one redaction", text, got)
+						continue
+					}
+					// Nothing of the token is left: every base64 byte
+					// around the redaction is gone.
+					i := strings.Index(got, Redacted)
+					left, right := got[:i], got[i+len(Redacted):]
+					if l := strings.TrimRight(left, b64Alphabet); l != left && !strings.HasSuffix(text[:len(left)], " ") {
+						t.Errorf("%q -> %q: base64 bytes %q left before the redaction", text, got, left[len(l):])
+					}
+					if r := strings.TrimLeft(right, b64Alphabet+"="); r != right {
+						t.Errorf("%q -> %q: base64 bytes %q left after the redaction", text, got, right[:len(right)-len(r)])
+					}
+				}
+			}
+		}
+	}
+	// A base64 text that encodes no secret is left alone.
+	if got := Scrub("Basic "+base64.StdEncoding.EncodeToString([]byte("user:other")), []string{key}, 0); strings.Contains(got, Redacted) {
+		t.Errorf("an unrelated token was redacted: %q", got)
+	}
+}
+
+const b64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"

@@ -220,6 +220,10 @@ func (s *Server) Start() {
 // handlers to end.
 func (s *Server) Close() {
 	close(s.quit)
+	// The listener first, by hand: Serve may not have taken it yet, and
+	// until it has, http.Server.Close does not know it (a connection made
+	// then would be reset, not refused).
+	s.ln.Close()
 	s.http.Close()
 	s.wg.Wait()
 	for _, h := range s.Mount {
