@@ -15,7 +15,6 @@ import (
 
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/resumeclient"
-	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // mcpDialect is the Model Context Protocol over Streamable HTTP: a session
@@ -298,7 +297,7 @@ func initializeResult(st *resumeclient.Stream, t Target) (string, error) {
 			return "", fmt.Errorf("%w: initialize: a response with no result", errSetup)
 		case !slices.Contains(MCPProtocolVersions, m.Result.ProtocolVersion):
 			return "", fmt.Errorf("%w: initialize: the server answered protocol version %q; streamprobe speaks %s", errSetup,
-				textgate.Scrub(m.Result.ProtocolVersion, nil, MaxDetailID), strings.Join(MCPProtocolVersions, ", "))
+				bounded(t, m.Result.ProtocolVersion, MaxDetailID), strings.Join(MCPProtocolVersions, ", "))
 		}
 		return m.Result.ProtocolVersion, nil
 	}

@@ -28,6 +28,13 @@ const (
 // boundMessage makes a provider's error message safe to keep: every secret
 // of the target's headers is redacted before the message is cut to
 // MaxMessage bytes, and it is one line of printable text.
-func boundMessage(t Target, m string) string {
-	return textgate.Scrub(m, textgate.Secrets(t.Header, textgate.URLSecrets(t.URL)...), MaxMessage)
+func boundMessage(t Target, m string) string { return bounded(t, m, MaxMessage) }
+
+// bounded is a string of the server's as a message may quote it: every
+// secret of the target (its headers, its URL, the environment's proxies)
+// redacted first, then cut to limit bytes of one printable line. No cut
+// ever comes before the scrub: a key cut in half is no longer a key the
+// gate can find.
+func bounded(t Target, s string, limit int) string {
+	return textgate.Scrub(s, textgate.Secrets(t.Header, append(textgate.URLSecrets(t.URL), textgate.ProxySecrets()...)...), limit)
 }

@@ -71,6 +71,8 @@ func walkArgs(place string) [][]string {
 		sets = [][]string{{"-dialect", "sse", "-ids", "opaque"}, {"-dialect", "sse", "-ids", "opaque", "-drill", "duplicate", "-drop-after", "2"}}
 	case hostile.StaleHeader:
 		sets = [][]string{{"-dialect", "sse", "-drill", "stale", "-drop-after", "2"}}
+	case hostile.MCPVersion:
+		sets = [][]string{{"-dialect", "mcp"}}
 	default:
 		sets = [][]string{{"-dialect", "openai-chat"}}
 	}
@@ -145,6 +147,8 @@ func walkConfig(srv *hostile.Server, pad int, extra string) string {
 				dialect, drills = "sse", `drills = ["duplicate"]`+"\nids = \"opaque\"\ndrop_after = 2\n"
 			case hostile.StaleHeader:
 				dialect, drills = "sse", `drills = ["stale"]`+"\ndrop_after = 2\n"
+			case hostile.MCPVersion:
+				dialect = "mcp"
 			}
 			fmt.Fprintf(&b, "[[target]]\nname = %q\nurl = \"%s/%s/%s/%d/v1/chat/completions\"\ndialect = %q\nbearer_env = \"WALK_KEY\"\nsamples = [\"short\"]\n%severy = \"1h\"\njitter = \"0s\"\ntimeout = \"5s\"\n",
 				place+"-"+enc, srv.URL, place, enc, pad, dialect, drills)

@@ -36,7 +36,8 @@ const (
 	PushAnswer   = "push"        // the body of a 500 to a metrics push
 	Redirect     = "redirect"    // a Location header that cannot be parsed
 	Everywhere   = "all"         // the id, then an error event, after a header carrying it
-	encodedPlace = "headerline,reason,ctype,body,id,streamerror,trailer,staleheader,chunkext,push,redirect,all"
+	MCPVersion   = "mcpversion"  // the protocolVersion an MCP server answers initialize with
+	encodedPlace = "headerline,reason,ctype,body,id,streamerror,trailer,staleheader,chunkext,push,redirect,all,mcpversion"
 )
 
 // Places lists every place.
@@ -157,6 +158,9 @@ func serve(c net.Conn) {
 		stream(w, "id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\nid: 4\ndata: d\n\n")
 	case Trailer:
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n8\r\ndata: x\n\r\n0\r\nBad trailer %s\r\n\r\n", echo)
+	case MCPVersion:
+		body := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"` + jsonText(echo) + `","capabilities":{},"serverInfo":{"name":"hostile","version":"1"}}}`
+		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 	case ChunkExt:
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n8;%s%s\r\ndata: x\n\r\n", strings.Repeat("e", 100<<10), echo)
 	default:
