@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,7 +40,15 @@ type Logs struct {
 	cards   map[cardKey]*cardSum
 	regions map[string]bool
 	seen    seen
+	// pool bounds the exact values of every class together.
+	pool *scorecard.Pool
 }
+
+// MaxExactValues bounds the values a report over logs keeps exact, over
+// every class together (8 MB of them): past it, the row holding the most
+// folds into a histogram of log buckets (the card says so), so memory
+// stays bounded whatever the number of runs and classes.
+const MaxExactValues = 1_000_000
 
 // cardKey is one card: a region and a target, region "" the fleet.
 type cardKey struct{ region, target string }
@@ -69,11 +78,12 @@ const MaxLine = 16 << 20
 // printable text.
 const MaxText = 1 << 10
 
-// ReadLogs reads the results logs and folds the runs f selects.
-func ReadLogs(files []LogFile, f Filter) (*Logs, error) {
+// ReadLogs reads the results logs and folds the runs f selects. It stops
+// with ctx's error when ctx ends (a SIGINT), within a few thousand lines.
+func ReadLogs(ctx context.Context, files []LogFile, f Filter) (*Logs, error) {
 	l := newLogs()
 	for _, lf := range files {
-		if err := l.read(lf, f); err != nil {
+		if err := l.read(ctx, lf, f); err != nil {
 			return nil, err
 		}
 	}
@@ -81,14 +91,14 @@ func ReadLogs(files []LogFile, f Filter) (*Logs, error) {
 }
 
 func newLogs() *Logs {
-	return &Logs{cards: map[cardKey]*cardSum{}, regions: map[string]bool{}, seen: newSeen()}
+	return &Logs{cards: map[cardKey]*cardSum{}, regions: map[string]bool{}, seen: newSeen(), pool: &scorecard.Pool{Limit: MaxExactValues}}
 }
 
 // Seen is what the kept runs held: the first and last start time, the
 // hosts and the regions.
 func (l *Logs) Seen() Seen { return l.seen.result() }
 
-func (l *Logs) read(lf LogFile, f Filter) error {
+func (l *Logs) read(ctx context.Context, lf LogFile, f Filter) error {
 	fh, err := os.Open(lf.Path)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrLog, err)
@@ -97,6 +107,9 @@ func (l *Logs) read(lf LogFile, f Filter) error {
 	lr := lineReader{r: bufio.NewReaderSize(fh, 64<<10), max: MaxLine}
 	var line logLine
 	for n := 1; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		b, over, err := lr.next()
 		if err == io.EOF {
 			return nil
@@ -153,6 +166,10 @@ func (l *Logs) keep(lf LogFile, f Filter, line logLine) {
 		l.Outside++
 		return
 	}
+	if !f.known(line.Target) {
+		l.seen.unknown(bounded(line.Target))
+		return
+	}
 	region = bounded(region)
 	l.add(region, line.Record)
 	l.seen.add(at, bounded(line.Host), region)
@@ -185,25 +202,39 @@ func (l *Logs) add(region string, rec probe.Record) {
 	for _, p := range []*string{&rec.RequestID, &rec.Target, &rec.Sample, &rec.Drill, &rec.Error, &rec.ResumeDetail, (*string)(&rec.Outcome), (*string)(&rec.Verdict)} {
 		*p = bounded(*p)
 	}
-	l.regions[region] = true
+	if len(l.regions) < MaxNames {
+		l.regions[region] = true
+	}
 	for _, k := range []cardKey{{region, rec.Target}, {"", rec.Target}} {
 		cs := l.cards[k]
+		if cs == nil && len(l.cards) >= MaxClasses {
+			l.seen.OverCap++
+			continue
+		}
 		if cs == nil {
 			cs = &cardSum{classes: map[string]*scorecard.ClassBuilder{}, drills: map[string]*scorecard.DrillSum{}}
 			l.cards[k] = cs
 		}
 		if rec.Drill != "" && rec.Drill != probe.DrillNone {
-			d := cs.drills[rec.Drill]
+			name := rec.Drill
+			if _, ok := cs.drills[name]; !ok && len(cs.drills) >= scorecard.MaxKinds {
+				name = "other" // a card lists at most MaxKinds drills and the rest
+			}
+			d := cs.drills[name]
 			if d == nil {
-				d = scorecard.NewDrillSum(rec.Drill)
-				cs.drills[rec.Drill] = d
+				d = scorecard.NewDrillSum(name)
+				cs.drills[name] = d
 			}
 			d.Add(rec)
 			continue
 		}
 		cb := cs.classes[rec.Sample]
+		if cb == nil && len(cs.classes) >= scorecard.MaxKinds {
+			l.seen.OverCap++ // a card has at most MaxKinds samples
+			continue
+		}
 		if cb == nil {
-			cb = scorecard.NewClassBuilder(rec.Sample)
+			cb = l.pool.NewClassBuilder(rec.Sample)
 			cs.classes[rec.Sample] = cb
 		}
 		cb.Add(rec)

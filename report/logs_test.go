@@ -92,7 +92,7 @@ func TestLogsCards(t *testing.T) {
 	us = append(us, dUS)
 	writeLog(t, filepath.Join(dir, "eu.jsonl"), "eu", eu...)
 	writeLog(t, filepath.Join(dir, "us.jsonl"), "", us...)
-	l, err := ReadLogs([]LogFile{{Path: filepath.Join(dir, "eu.jsonl")}, {Path: filepath.Join(dir, "us.jsonl"), Region: "us"}},
+	l, err := ReadLogs(context.Background(), []LogFile{{Path: filepath.Join(dir, "eu.jsonl")}, {Path: filepath.Join(dir, "us.jsonl"), Region: "us"}},
 		Filter{Since: day, Until: day.Add(24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestLogsLinesOfAnyLength(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			l, err := ReadLogs([]LogFile{{Path: path}}, Filter{})
+			l, err := ReadLogs(context.Background(), []LogFile{{Path: path}}, Filter{})
 			if err != nil {
 				t.Fatalf("ReadLogs: %v", err)
 			}
@@ -243,7 +243,7 @@ func heapAfter(t *testing.T, path string) int64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	l, err := ReadLogs([]LogFile{{Path: path, Region: "eu"}}, Filter{})
+	l, err := ReadLogs(context.Background(), []LogFile{{Path: path, Region: "eu"}}, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestShownURL(t *testing.T) {
 // password or query parameter (a token there) in the message.
 func TestQueryErrorShowsNoCredentials(t *testing.T) {
 	v := VM{URL: "http://user:pw@127.0.0.1:1/?tok=abc"}
-	_, err := v.query(context.Background(), "up", time.Now())
+	_, err := queryAll(v, "up")
 	if err == nil {
 		t.Fatal("no error from a closed port")
 	}

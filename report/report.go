@@ -30,11 +30,22 @@ type Filter struct {
 	Since, Until time.Time
 	// Targets and Regions keep only these (empty: all).
 	Targets, Regions []string
+	// Known are the targets of the config: runs of any other target are
+	// counted (Seen.Unknown) and skipped, unless AllTargets; nil knows
+	// every target.
+	Known      []string
+	AllTargets bool
 }
 
 func (f Filter) keep(region, target string) bool {
 	return (len(f.Targets) == 0 || slices.Contains(f.Targets, target)) &&
 		(len(f.Regions) == 0 || slices.Contains(f.Regions, region))
+}
+
+// known reports whether target's runs make cards: a target of the config,
+// or any target with AllTargets.
+func (f Filter) known(target string) bool {
+	return f.AllTargets || f.Known == nil || slices.Contains(f.Known, target)
 }
 
 // sampleOrder lists the samples present, in dialect.SampleNames order, then
@@ -106,19 +117,45 @@ func order(cards []*scorecard.Card) {
 
 // Seen is what a report's data held: the start times of its first and
 // last run (zero when the source cannot tell: VictoriaMetrics' buckets),
-// and the hosts and regions of its runs, by name.
+// and the hosts and regions of its runs, by name (at most MaxNames of
+// each); and what was read but not judged.
 type Seen struct {
 	First, Last    time.Time
 	Hosts, Regions []string
+	// Unknown counts the runs (logs) or series (VictoriaMetrics) of
+	// targets the config does not name, skipped; UnknownTargets how many
+	// such targets (up to MaxNames, then it stops counting).
+	Unknown, UnknownTargets int
+	// Bad counts the values that are no count of runs (non-finite,
+	// negative, or over 1e12: an overflowed or forged counter), never
+	// judged; OverCap the series past the report's bounds (MaxClasses,
+	// MaxBuckets), skipped.
+	Bad, OverCap int
 }
+
+// MaxNames bounds the names a Seen keeps of each kind (hosts, regions,
+// unknown targets).
+const MaxNames = 1000
 
 // seen collects a Seen as runs are read.
 type seen struct {
 	first, last    time.Time
 	hosts, regions map[string]bool
+	unknownNames   map[string]bool
+	Seen
 }
 
-func newSeen() seen { return seen{hosts: map[string]bool{}, regions: map[string]bool{}} }
+func newSeen() seen {
+	return seen{hosts: map[string]bool{}, regions: map[string]bool{}, unknownNames: map[string]bool{}}
+}
+
+// unknown counts a run or series of a target the config does not name.
+func (s *seen) unknown(target string) {
+	s.Unknown++
+	if len(s.unknownNames) < MaxNames {
+		s.unknownNames[target] = true
+	}
+}
 
 // add notes a run kept: its start (zero: unknown), host ("" none) and
 // region.
@@ -131,16 +168,20 @@ func (s *seen) add(at time.Time, host, region string) {
 			s.last = at
 		}
 	}
-	if host != "" {
+	if host != "" && len(s.hosts) < MaxNames {
 		s.hosts[host] = true
 	}
-	if region != "" {
+	if region != "" && len(s.regions) < MaxNames {
 		s.regions[region] = true
 	}
 }
 
 func (s *seen) result() Seen {
-	return Seen{First: s.first, Last: s.last, Hosts: slices.Sorted(maps.Keys(s.hosts)), Regions: slices.Sorted(maps.Keys(s.regions))}
+	r := s.Seen
+	r.First, r.Last = s.first, s.last
+	r.Hosts, r.Regions = slices.Sorted(maps.Keys(s.hosts)), slices.Sorted(maps.Keys(s.regions))
+	r.UnknownTargets = len(s.unknownNames)
+	return r
 }
 
 // ShownURL is a URL as a report may show it: without its user

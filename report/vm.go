@@ -20,6 +20,7 @@ import (
 	"github.com/streamprobe/streamprobe/internal/neterr"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
+	"github.com/streamprobe/streamprobe/textgate"
 )
 
 // VM reads the series the daemons pushed (daemon/metrics.go) from the
@@ -39,18 +40,58 @@ const DefaultWindow = 24 * time.Hour
 // bucket: 18 buckets per decade.
 var vmrangeWidth = math.Pow(10, 1.0/18)
 
-// series is one result of an instant query.
+// series is one result of an instant query: the labels report reads
+// (each value through the gate, as every string VictoriaMetrics sends;
+// others are not read) and its value.
 type series struct {
-	labels map[string]string
+	labels labelSet
 	value  float64
 }
 
-// query runs an instant query at t.
-func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) {
+// labelSet is what report reads of a series' labels.
+type labelSet struct {
+	Region  string `json:"region"`
+	Host    string `json:"host"`
+	Target  string `json:"target"`
+	Sample  string `json:"sample"`
+	Outcome string `json:"outcome"`
+	Drill   string `json:"drill"`
+	Verdict string `json:"verdict"`
+	Failed  string `json:"failed"`
+	VMRange string `json:"vmrange"`
+	Le      string `json:"le"`
+}
+
+// Bounds of what report reads from VictoriaMetrics, whatever it answers:
+// a window's answer is read as it streams in, one series at a time, and
+// folded into classes; the classes, the buckets of a row and the drills
+// and verdicts of a card are bounded, so memory stays small whatever the
+// number of series (bench/README.md has the figures).
+const (
+	// MaxAnswer bounds the bytes of one query's answer.
+	MaxAnswer = 256 << 20
+	// MaxClasses bounds the classes (region, target, sample) and drills
+	// (region, target, drill) of a report; series of others are counted
+	// and skipped.
+	MaxClasses = 10_000
+	// MaxBuckets bounds the buckets of one row of one class: a histogram
+	// the daemon wrote has at most a few hundred.
+	MaxBuckets = 4096
+	// MaxLabel bounds a label value a card shows (a target, a region).
+	MaxLabel = 256
+	// maxRuns is the largest counter increase read as a count of runs: a
+	// larger one (1e308, +Inf: an overflowed or forged counter) is bad
+	// data, never judged.
+	maxRuns = 1e12
+)
+
+// query runs an instant query at t and calls fn with each series of the
+// answer as it is read; the answer is never held whole.
+func (v VM) query(ctx context.Context, q string, t time.Time, fn func(series)) error {
 	u := strings.TrimRight(v.URL, "/") + "/api/v1/query?" + url.Values{"query": {q}, "time": {strconv.FormatInt(t.Unix(), 10)}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrQuery, err)
+		return fmt.Errorf("%w: %s", ErrQuery, v.gate(err.Error(), MaxAnswerText))
 	}
 	client := v.HTTP
 	if client == nil {
@@ -58,53 +99,207 @@ func (v VM) query(ctx context.Context, q string, t time.Time) ([]series, error) 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		// The cause, and where it was asked: not the encoded query.
-		return nil, fmt.Errorf("%w: %w (is VictoriaMetrics running at %s?)", ErrQuery, neterr.Cause(err), v.shownURL())
+		return fmt.Errorf("%w: %s (is VictoriaMetrics running at %s?)", ErrQuery, v.gate(neterr.Cause(err).Error(), MaxAnswerText), v.shownURL())
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrQuery, err)
+	a := answer{ctx: ctx, gate: v.gate, labels: &labelGate{secrets: v.secrets(), seen: map[string]string{}}, fn: fn}
+	if err := a.read(io.LimitReader(resp.Body, MaxAnswer)); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if a.status == "" {
+			return fmt.Errorf("%w: HTTP %d, not a query API answer (is %s VictoriaMetrics, or vmselect's /select/0/prometheus?)", ErrQuery, resp.StatusCode, v.shownURL())
+		}
+		return fmt.Errorf("%w: reading the answer: %s", ErrQuery, v.gate(err.Error(), MaxAnswerText))
 	}
-	var out struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil || out.Status != "success" {
-		msg := out.Error
+	if a.status != "success" {
+		msg := a.err
 		if msg == "" {
 			msg = fmt.Sprintf("HTTP %d, not a query API answer (is %s VictoriaMetrics, or vmselect's /select/0/prometheus?)", resp.StatusCode, v.shownURL())
 		}
-		return nil, fmt.Errorf("%w: %s", ErrQuery, oneLine(msg))
+		return fmt.Errorf("%w: %s", ErrQuery, msg)
 	}
-	var res []series
-	for _, r := range out.Data.Result {
-		s, _ := r.Value[1].(string)
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(f) {
+	return nil
+}
+
+// MaxAnswerText bounds a text of VictoriaMetrics' (an error message) an
+// error quotes.
+const MaxAnswerText = 200
+
+// gate is a string VictoriaMetrics sent as report may show it: the
+// credentials of v's URL and of the environment's proxies redacted in
+// every form, control characters made visible, then bounded to limit
+// bytes (never cut before the scrub).
+func (v VM) gate(s string, limit int) string {
+	return textgate.Scrub(s, v.secrets(), limit)
+}
+
+// secrets are what v's answers may echo: its URL's credentials and the
+// proxies'.
+func (v VM) secrets() []string {
+	return append(textgate.URLSecrets(v.URL), textgate.ProxySecrets()...)
+}
+
+// labelGate gates label values, keeping what it gave for the values it
+// saw last (label values repeat across the series of an answer).
+type labelGate struct {
+	secrets []string
+	seen    map[string]string
+}
+
+// maxGateCache bounds the label values a labelGate remembers.
+const maxGateCache = 4096
+
+func (g *labelGate) gate(s string) string {
+	if s == "" {
+		return s
+	}
+	if v, ok := g.seen[s]; ok {
+		return v
+	}
+	v := textgate.Scrub(s, g.secrets, MaxLabel)
+	if len(g.seen) >= maxGateCache {
+		clear(g.seen)
+	}
+	g.seen[s] = v
+	return v
+}
+
+// gateLabels gates every label value of l.
+func (g *labelGate) gateLabels(l *labelSet) {
+	for _, p := range []*string{&l.Region, &l.Host, &l.Target, &l.Sample, &l.Outcome, &l.Drill, &l.Verdict, &l.Failed, &l.VMRange, &l.Le} {
+		*p = g.gate(*p)
+	}
+}
+
+// answer reads a query API answer ({"status","error","data":{"result":
+// [...]}}, keys in any order) as a stream: each result is decoded alone,
+// its labels gated, and handed to fn.
+type answer struct {
+	ctx         context.Context
+	gate        func(string, int) string
+	labels      *labelGate
+	fn          func(series)
+	status, err string
+}
+
+func (a *answer) read(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	if err := delim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "status", "error":
+			var v string
+			if err := dec.Decode(&v); err != nil {
+				return err
+			}
+			if key == "status" {
+				a.status = a.gate(v, MaxLabel)
+			} else {
+				a.err = a.gate(v, MaxAnswerText)
+			}
+		case "data":
+			if err := a.data(dec); err != nil {
+				return err
+			}
+		default:
+			if err := skip(dec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *answer) data(dec *json.Decoder) error {
+	if err := delim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key != "result" {
+			if err := skip(dec); err != nil {
+				return err
+			}
 			continue
 		}
-		res = append(res, series{r.Metric, f})
+		if err := delim(dec, '['); err != nil {
+			return err
+		}
+		for n := 0; dec.More(); n++ {
+			if n%1024 == 0 && a.ctx.Err() != nil {
+				return a.ctx.Err()
+			}
+			var r struct {
+				Metric labelSet `json:"metric"`
+				Value  [2]any   `json:"value"`
+			}
+			if err := dec.Decode(&r); err != nil {
+				return err
+			}
+			v, _ := r.Value[1].(string)
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				f = math.NaN() // bad data: counted by the reader
+			}
+			a.labels.gateLabels(&r.Metric)
+			a.fn(series{r.Metric, f})
+		}
+		if _, err := dec.Token(); err != nil { // ]
+			return err
+		}
 	}
-	return res, nil
+	_, err := dec.Token() // }
+	return err
+}
+
+// delim reads the next token, which must be d.
+func delim(dec *json.Decoder, d json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t != d {
+		return fmt.Errorf("want %s, got %v", d, t)
+	}
+	return nil
+}
+
+// skip reads past the next value, whatever it is, a token at a time.
+func skip(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // shownURL is v.URL as an error names it: without user info.
 func (v VM) shownURL() string { return ShownURL(v.URL) }
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
-}
 
 // classKey names one class of one target in one region ("" region: the
 // fleet).
@@ -133,12 +328,17 @@ type vmSums struct {
 	classes  map[classKey]*vmClass
 	drills   map[drillKey]*vmDrill
 	flavours map[cardKey]map[string]bool
+	// drillsOf counts the drills of each card: past scorecard.MaxKinds,
+	// a new drill name is "other"; samplesOf counts its samples: past
+	// scorecard.MaxKinds, a new one is skipped.
+	drillsOf, samplesOf map[cardKey]int
 }
 
 func (s *vmSums) class(region, target, sample string) *vmClass {
 	k := classKey{region, target, sample}
 	c := s.classes[k]
 	if c == nil {
+		s.samplesOf[cardKey{region, target}]++
 		c = &vmClass{outcomes: map[string]int{}}
 		for i := range c.dists {
 			c.dists[i], c.le[i] = map[string]scorecard.Bucket{}, map[float64]float64{}
@@ -151,6 +351,14 @@ func (s *vmSums) class(region, target, sample string) *vmClass {
 func (s *vmSums) drill(region, target, drill string) *vmDrill {
 	k := drillKey{region, target, drill}
 	if s.drills[k] == nil {
+		ck := cardKey{region, target}
+		if s.drillsOf[ck] >= scorecard.MaxKinds {
+			k.drill = "other"
+			if d := s.drills[k]; d != nil {
+				return d
+			}
+		}
+		s.drillsOf[ck]++
 		s.drills[k] = &vmDrill{verdicts: map[string]int{}}
 	}
 	return s.drills[k]
@@ -199,26 +407,34 @@ func (v VM) CardsSeen(ctx context.Context, f Filter, budgets map[string]scorecar
 		return nil, Seen{}, err
 	}
 	seen := newSeen()
+	sums := &vmSums{classes: map[classKey]*vmClass{}, drills: map[drillKey]*vmDrill{}, flavours: map[cardKey]map[string]bool{}, drillsOf: map[cardKey]int{}, samplesOf: map[cardKey]int{}}
 	var each eachSeries = func(q string, fn func(region string, s series)) error {
-		res, err := v.query(ctx, fmt.Sprintf(q, w), until)
-		if err != nil {
-			return err
-		}
-		for _, s := range res {
-			region := s.labels["region"]
+		return v.query(ctx, fmt.Sprintf(q, w), until, func(s series) {
+			region := s.labels.Region
 			if region == "" {
 				region = NoRegion
 			}
-			if !f.keep(region, s.labels["target"]) || s.value <= 0 {
-				continue
+			switch {
+			case !f.keep(region, s.labels.Target):
+				return
+			case !f.known(s.labels.Target):
+				seen.unknown(s.labels.Target)
+				return
+			case math.IsNaN(s.value) || s.value < 0 || s.value > maxRuns:
+				seen.Bad++
+				return
+			case s.value == 0:
+				return
 			}
-			seen.add(time.Time{}, bounded(s.labels["host"]), bounded(region))
+			if !sums.fits(region, s.labels) {
+				seen.OverCap++
+				return
+			}
+			seen.add(time.Time{}, s.labels.Host, region)
 			fn(region, s)
 			fn("", s)
-		}
-		return nil
+		})
 	}
-	sums := &vmSums{classes: map[classKey]*vmClass{}, drills: map[drillKey]*vmDrill{}, flavours: map[cardKey]map[string]bool{}}
 	if err := sums.readHistograms(each); err != nil {
 		return nil, Seen{}, err
 	}
@@ -226,6 +442,31 @@ func (v VM) CardsSeen(ctx context.Context, f Filter, budgets map[string]scorecar
 		return nil, Seen{}, err
 	}
 	return v.cards(sums, budgets), seen.result(), nil
+}
+
+// fits reports whether a series of region with labels may be folded: its
+// class, drill and buckets are already kept, or within the bounds.
+func (s *vmSums) fits(region string, labels labelSet) bool {
+	target, sample, drill := labels.Target, labels.Sample, labels.Drill
+	if drill != "" && drill != probe.DrillNone {
+		if _, ok := s.drills[drillKey{region, target, drill}]; !ok && len(s.drills) >= MaxClasses {
+			return false
+		}
+		return true
+	}
+	c, ok := s.classes[classKey{region, target, sample}]
+	if !ok {
+		return len(s.classes) < MaxClasses && s.samplesOf[cardKey{region, target}] < scorecard.MaxKinds &&
+			s.samplesOf[cardKey{"", target}] < scorecard.MaxKinds
+	}
+	if r := labels.VMRange; r != "" {
+		for i := range c.dists {
+			if _, ok := c.dists[i][r]; !ok && len(c.dists[i]) >= MaxBuckets {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // eachSeries runs a query over the window (its range a %s in q) and
@@ -246,19 +487,19 @@ func (s *vmSums) readHistograms(each eachSeries) error {
 		}
 		q := `sum by (region,target,sample,vmrange,le) (increase_pure(` + metricnames.Timing(name) + `_bucket{` + sel + `}%s))`
 		err := each(q, func(region string, sr series) {
-			c, target := s.class(region, sr.labels["target"], sr.labels["sample"]), sr.labels["target"]
+			c, target := s.class(region, sr.labels.Target, sr.labels.Sample), sr.labels.Target
 			switch {
-			case sr.labels["vmrange"] != "":
-				lo, hi, ok := parseVMRange(sr.labels["vmrange"])
+			case sr.labels.VMRange != "":
+				lo, hi, ok := parseVMRange(sr.labels.VMRange)
 				if !ok {
 					return
 				}
 				s.flavour(region, target, "vmrange")
-				b := c.dists[i][sr.labels["vmrange"]]
+				b := c.dists[i][sr.labels.VMRange]
 				b.Lo, b.Hi, b.Count = lo*1000, hi*1000, b.Count+sr.value
-				c.dists[i][sr.labels["vmrange"]] = b
-			case sr.labels["le"] != "":
-				le, err := strconv.ParseFloat(sr.labels["le"], 64)
+				c.dists[i][sr.labels.VMRange] = b
+			case sr.labels.Le != "":
+				le, err := strconv.ParseFloat(sr.labels.Le, 64)
 				if err != nil {
 					return
 				}
@@ -278,14 +519,15 @@ func (s *vmSums) readHistograms(each eachSeries) error {
 // the drills, and the drill runs.
 func (s *vmSums) readCounters(each eachSeries) error {
 	class := func(region string, sr series) *vmClass {
-		return s.class(region, sr.labels["target"], sr.labels["sample"])
+		return s.class(region, sr.labels.Target, sr.labels.Sample)
 	}
 	for _, c := range []struct {
 		query string
 		add   func(region string, sr series)
 	}{
 		{`sum by (region,host,target,sample,outcome) (increase_pure(` + metricnames.Runs + `{` + noDrill + `}%s))`, func(region string, sr series) {
-			class(region, sr).outcomes[sr.labels["outcome"]] += count(sr.value)
+			c := class(region, sr)
+			c.outcomes[scorecard.Kind(c.outcomes, sr.labels.Outcome)] += count(sr.value)
 		}},
 		{`sum by (region,target,sample) (increase_pure(` + metricnames.StalledRuns + `{` + noDrill + `}%s))`, func(region string, sr series) {
 			class(region, sr).stalled += count(sr.value)
@@ -294,8 +536,8 @@ func (s *vmSums) readCounters(each eachSeries) error {
 			class(region, sr).resumed += count(sr.value)
 		}},
 		{`sum by (region,target,sample,drill,verdict,failed) (increase_pure(` + metricnames.ResumeChecks + `%s))`, func(region string, sr series) {
-			n, failed := count(sr.value), sr.labels["failed"] == "true"
-			if sr.labels["drill"] == probe.DrillNone {
+			n, failed := count(sr.value), sr.labels.Failed == "true"
+			if sr.labels.Drill == probe.DrillNone {
 				c := class(region, sr)
 				c.totalVerdicts += n
 				if failed {
@@ -303,14 +545,14 @@ func (s *vmSums) readCounters(each eachSeries) error {
 				}
 				return
 			}
-			d := s.drill(region, sr.labels["target"], sr.labels["drill"])
-			d.verdicts[sr.labels["verdict"]] += n
+			d := s.drill(region, sr.labels.Target, sr.labels.Drill)
+			d.verdicts[scorecard.Kind(d.verdicts, sr.labels.Verdict)] += n
 			if failed {
 				d.failed += n
 			}
 		}},
 		{`sum by (region,target,drill) (increase_pure(` + metricnames.Runs + `{drill!="` + probe.DrillNone + `"}%s))`, func(region string, sr series) {
-			s.drill(region, sr.labels["target"], sr.labels["drill"]).runs += count(sr.value)
+			s.drill(region, sr.labels.Target, sr.labels.Drill).runs += count(sr.value)
 		}},
 	} {
 		if err := each(c.query, c.add); err != nil {
@@ -320,7 +562,8 @@ func (s *vmSums) readCounters(each eachSeries) error {
 	return nil
 }
 
-// count is a counter increase as a count of runs.
+// count is a counter increase as a count of runs (at most maxRuns: a
+// larger value was counted as bad data before it got here).
 func count(v float64) int { return int(math.Round(v)) }
 
 // parseVMRange reads a vmrange label ("1.000e-01...1.136e-01") in
@@ -373,8 +616,10 @@ func (v VM) cards(sums *vmSums, budgets map[string]scorecard.Budget) []*scorecar
 	for k := range sums.classes {
 		note(cardKey{k.region, k.target})[k.sample] = true
 	}
+	drillNames := map[cardKey][]string{}
 	for k := range sums.drills {
 		note(cardKey{k.region, k.target})
+		drillNames[cardKey{k.region, k.target}] = append(drillNames[cardKey{k.region, k.target}], k.drill)
 	}
 	var cards []*scorecard.Card
 	for ck, present := range samples {
@@ -385,7 +630,7 @@ func (v VM) cards(sums *vmSums, budgets map[string]scorecard.Budget) []*scorecar
 		for _, s := range sampleOrder(present) {
 			cl = append(cl, sums.classes[classKey{ck.region, ck.target, s}].asClass(s))
 		}
-		c := scorecard.BuildClasses(ck.target, cl, sums.drillLines(ck), budgets)
+		c := scorecard.BuildClasses(ck.target, cl, sums.drillLines(ck, drillNames[ck]), budgets)
 		c.Region, c.Fleet = ck.region, ck.region == ""
 		if len(cl) > 0 {
 			c.Resolution = resolution(sums.flavours[ck])
@@ -421,14 +666,9 @@ func (c *vmClass) asClass(sample string) scorecard.Class {
 	return x
 }
 
-// drillLines are the lines of the drills of a card, in drill order.
-func (s *vmSums) drillLines(ck cardKey) []scorecard.Drill {
-	var names []string
-	for k := range s.drills {
-		if k.region == ck.region && k.target == ck.target {
-			names = append(names, k.drill)
-		}
-	}
+// drillLines are the lines of the drills of a card, in drill order, from
+// the names of its drills (drillNames).
+func (s *vmSums) drillLines(ck cardKey, names []string) []scorecard.Drill {
 	var ds []scorecard.Drill
 	for _, name := range drillOrder(names) {
 		ds = append(ds, vmDrillLine(name, s.drills[drillKey{ck.region, ck.target, name}]))

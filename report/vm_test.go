@@ -101,11 +101,11 @@ func TestVictoriaMetricsCards(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		vmSrv.Flush()
-		runs, err := v.query(context.Background(), `sum(last_over_time(streamprobe_runs_total[1h]))`, time.Now())
+		runs, err := queryAll(v, `sum(last_over_time(streamprobe_runs_total[1h]))`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		series, err := v.query(context.Background(), `count(last_over_time({__name__=~"streamprobe_(gap|tail|close|tfc)_seconds_bucket"}[1h]))`, time.Now())
+		series, err := queryAll(v, `count(last_over_time({__name__=~"streamprobe_(gap|tail|close|tfc)_seconds_bucket"}[1h]))`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,4 +234,11 @@ func TestVictoriaMetricsErrors(t *testing.T) {
 	if want := "victoriametrics query: connection refused (is VictoriaMetrics running at http://127.0.0.1:1?)"; err == nil || err.Error() != want || !errors.Is(err, ErrQuery) {
 		t.Errorf("nothing there:\n got %v\nwant %s", err, want)
 	}
+}
+
+// queryAll runs an instant query now and collects its series.
+func queryAll(v VM, q string) ([]series, error) {
+	var out []series
+	err := v.query(context.Background(), q, time.Now(), func(s series) { out = append(out, s) })
+	return out, err
 }

@@ -79,9 +79,7 @@ func (s *DrillSum) Add(rec probe.Record) {
 	if v == "" {
 		v = string(probe.VerdictNone)
 	}
-	if _, ok := s.verdicts[v]; !ok && len(s.verdicts) >= maxKinds {
-		v = "other"
-	}
+	v = Kind(s.verdicts, v)
 	s.verdicts[v]++
 	one := DrillOf(Run{Record: rec})
 	l := s.last[v]

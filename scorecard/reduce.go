@@ -22,9 +22,9 @@ const ExactValues = 100_000
 // KeptIDs and the last KeptIDs of its runs; the ones between are counted.
 const KeptIDs = 100
 
-// maxKinds bounds the outcome and verdict names a class or a drill counts
-// apart; past it, a new name counts as "other".
-const maxKinds = 16
+// MaxKinds bounds the outcome and verdict names a class or a drill counts
+// apart; past it, a new name counts as "other" (Kind).
+const MaxKinds = 16
 
 // Class is what a card needs of one sample class, whether it comes from
 // runs (check, results logs: ClassOf) or from histogram buckets and
@@ -95,7 +95,10 @@ type ClassBuilder struct {
 	tfc, gap, tail, close, tokens, tps, setup, setupTFC, bursts, afterHeaders distBuilder
 	// exact counts the rows' exact values.
 	exact int
-	ids   ids
+	// pool, when set, bounds the exact values of every class it made
+	// together.
+	pool *Pool
+	ids  ids
 	// ways are the ways of failing, with the first run of each, in the
 	// order first seen.
 	ways  map[way]*FailedRun
@@ -115,17 +118,76 @@ func (b *ClassBuilder) put(d *distBuilder, vals ...float64) {
 	for _, v := range vals {
 		if d.add(v) {
 			b.exact++
+			if b.pool != nil {
+				b.pool.used++
+			}
 		}
 	}
 	for b.exact > ExactValues {
-		var big *distBuilder
-		for _, r := range b.rows() {
-			if big == nil || len(r.vals) > len(big.vals) {
-				big = r
+		b.foldBiggest()
+	}
+	if b.pool != nil {
+		b.pool.shrink()
+	}
+}
+
+// biggest is the row holding the most exact values.
+func (b *ClassBuilder) biggest() *distBuilder {
+	var big *distBuilder
+	for _, r := range b.rows() {
+		if big == nil || len(r.vals) > len(big.vals) {
+			big = r
+		}
+	}
+	return big
+}
+
+// foldBiggest folds the row holding the most exact values into its
+// histogram.
+func (b *ClassBuilder) foldBiggest() {
+	big := b.biggest()
+	n := len(big.vals)
+	b.exact -= n
+	if b.pool != nil {
+		b.pool.used -= n
+	}
+	big.fold()
+}
+
+// Pool bounds the exact values of many classes together: past Limit, the
+// row holding the most values among them all folds into its histogram,
+// as a class's own rows do past ExactValues. report reads every class of
+// a fleet's logs with one, so its memory stays bounded whatever the
+// number of classes.
+type Pool struct {
+	Limit    int
+	used     int
+	builders []*ClassBuilder
+}
+
+// NewClassBuilder starts the class of sample, its values counted in p.
+func (p *Pool) NewClassBuilder(sample string) *ClassBuilder {
+	b := NewClassBuilder(sample)
+	b.pool = p
+	p.builders = append(p.builders, b)
+	return b
+}
+
+// shrink folds the biggest rows of the pool's classes until it is within
+// its limit.
+func (p *Pool) shrink() {
+	for p.used > p.Limit {
+		var owner *ClassBuilder
+		most := 0
+		for _, b := range p.builders {
+			if n := len(b.biggest().vals); n > most {
+				owner, most = b, n
 			}
 		}
-		b.exact -= len(big.vals)
-		big.fold()
+		if owner == nil {
+			return
+		}
+		owner.foldBiggest()
 	}
 }
 
@@ -332,13 +394,16 @@ func (k *ids) list() []string {
 	return slices.Concat(k.first, k.last[k.next:], k.last[:k.next])
 }
 
-// count adds one to m[name], or to m["other"] when m already counts
-// maxKinds names and not this one.
-func count(m map[string]int, name string) {
-	if _, ok := m[name]; !ok && len(m) >= maxKinds {
-		name = "other"
+// count adds one to m[name] (Kind).
+func count(m map[string]int, name string) { m[Kind(m, name)]++ }
+
+// Kind is name as a count by kind (an outcome, a verdict) keeps it:
+// "other" when counts holds MaxKinds names already and not this one.
+func Kind(counts map[string]int, name string) string {
+	if _, ok := counts[name]; !ok && len(counts) >= MaxKinds {
+		return "other"
 	}
-	m[name]++
+	return name
 }
 
 // foldedNote is the resolution of a card with folded rows, "" when every

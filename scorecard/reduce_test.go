@@ -67,7 +67,7 @@ func TestClassBuilderMemoryIsBounded(t *testing.T) {
 	const n = 20_000
 	small, _, _ := feed(n)
 	big, tfc, gaps := feed(10 * n)
-	bound := ExactValues + len(big.rows())*(maxIdx-minIdx+1) + 2*KeptIDs + 2*6*501 + maxKinds + 1
+	bound := ExactValues + len(big.rows())*(maxIdx-minIdx+1) + 2*KeptIDs + 2*6*501 + MaxKinds + 1
 	t.Logf("retained: %d entries for %d runs, %d for %d runs (bound %d)", small.retained(), n, big.retained(), 10*n, bound)
 	if big.retained() > bound {
 		t.Errorf("retained %d entries, over the bound %d", big.retained(), bound)
@@ -166,7 +166,7 @@ func TestClassBuilderRequestIDs(t *testing.T) {
 }
 
 // Names from a log are bounded: a million runs with as many outcome
-// names count at most maxKinds of them apart (the rest as "other"), every
+// names count at most MaxKinds of them apart (the rest as "other"), every
 // run counted once.
 func TestClassBuilderOutcomeNamesAreBounded(t *testing.T) {
 	b := NewClassBuilder("short")
@@ -179,7 +179,7 @@ func TestClassBuilderOutcomeNamesAreBounded(t *testing.T) {
 	for _, k := range cl.Outcomes {
 		sum += k
 	}
-	if len(cl.Outcomes) > maxKinds+1 || sum != n || cl.Outcomes["other"] != n-maxKinds {
+	if len(cl.Outcomes) > MaxKinds+1 || sum != n || cl.Outcomes["other"] != n-MaxKinds {
 		t.Errorf("%d outcome names, %d runs counted, other %d", len(cl.Outcomes), sum, cl.Outcomes["other"])
 	}
 	if len(b.ways) != 1 || cl.FailedRun.Like != n || cl.FailedRun.Outcome != "odd-0" {

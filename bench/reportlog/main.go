@@ -1,9 +1,11 @@
 // Command reportlog writes a synthetic results log for measuring `report`
 // on a large input: N records as the daemon writes them (one JSON object a
-// line, region and host added), for 4 targets x 3 regions x the short,
-// long and cancel samples, with a drill run every 10th, each long record
-// carrying ~100 gap values. The values are drawn from a fixed seed, so two
-// runs write the same log.
+// line, region and host added), for -targets targets (chat-a, chat-b...)
+// x -regions regions x the short, long and cancel samples, with a drill
+// run every 10th, each long record carrying ~100 gap values; and, with
+// -unknown K, one run in 50 of one of K targets no config names
+// (stray-0...). The values are drawn from a fixed seed, so two runs write
+// the same log. -config writes the config that names the targets.
 //
 //	go run ./bench/reportlog -n 1000000 > /tmp/big.log
 //	/usr/bin/time -v streamprobe report -config probe.example.toml -log /tmp/big.log > /dev/null
@@ -17,6 +19,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/streamprobe/streamprobe/probe"
@@ -30,6 +33,10 @@ type line struct {
 
 func main() {
 	n := flag.Int("n", 1_000_000, "records to write")
+	nTargets := flag.Int("targets", 4, "targets named in the config")
+	nRegions := flag.Int("regions", 3, "regions")
+	unknown := flag.Int("unknown", 0, "targets no config names: one run in 50 is one of theirs")
+	cfgPath := flag.String("config", "", "also write the config naming the targets to this file")
 	flag.Parse()
 	if *n < 0 {
 		fmt.Fprintln(os.Stderr, "reportlog: -n must be 0 or more")
@@ -39,8 +46,23 @@ func main() {
 	enc := json.NewEncoder(w)
 	rng := rand.New(rand.NewPCG(1, 2))
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	targets := []string{"chat-a", "chat-b", "chat-c", "chat-d"}
-	regions := []string{"eu-west", "us-east", "ap-south"}
+	var targets, regions []string
+	for i := range max(*nTargets, 1) {
+		targets = append(targets, fmt.Sprintf("chat-%c%d", 'a'+i%26, i/26))
+	}
+	for i := range max(*nRegions, 1) {
+		regions = append(regions, fmt.Sprintf("region-%d", i))
+	}
+	if *cfgPath != "" {
+		var b strings.Builder
+		for _, t := range targets {
+			fmt.Fprintf(&b, "[[target]]\nname = %q\nurl = \"http://api.example\"\n", t)
+		}
+		if err := os.WriteFile(*cfgPath, []byte(b.String()), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "reportlog:", err)
+			os.Exit(1)
+		}
+	}
 	samples := []string{"short", "long", "cancel"}
 	ms := func(v float64) *float64 { v = math.Round(v*1000) / 1000; return &v }
 	for i := range *n {
@@ -60,6 +82,9 @@ func main() {
 		case "cancel":
 			rec.Outcome = probe.ClientCancelled
 			chunks = 3
+		}
+		if *unknown > 0 && i%50 == 49 {
+			rec.Target = fmt.Sprintf("stray-%d", rng.IntN(*unknown))
 		}
 		if i%10 == 9 {
 			rec.Drill, rec.Verdict = probe.DrillDrop, probe.VerdictPass

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -51,6 +52,7 @@ type reportFlags struct {
 	config                 string
 	logs, targets, regions listFlag
 	vm, since, until       string
+	allTargets             bool
 	out                    cardOutputs
 }
 
@@ -62,6 +64,13 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	rf, code, ok := parseReportFlags(args, stdout, stderr)
 	if !ok {
 		return code
+	}
+	if os.Getenv("GOGC") == "" {
+		// A report over a day of logs decodes a record a line: a fast
+		// stream of short-lived garbage over a small live set (tens of
+		// MB). A heap goal of 1.5 times the live set, not 2, keeps its
+		// peak under 100 MiB on a busy machine (bench/README.md).
+		debug.SetGCPercent(50)
 	}
 	if (len(rf.logs) == 0) == (rf.vm == "") {
 		return fail("give -log FILE or -vm URL (one of them)")
@@ -77,13 +86,21 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail("%v", err)
 	}
+	f.Known = []string{}
+	for _, t := range cfg.Targets {
+		f.Known = append(f.Known, t.Name)
+	}
 	var cards []*scorecard.Card
 	var source map[string]any
 	about := &scorecard.About{Command: "report", Version: version.String()}
 	if rf.vm != "" {
-		cards, source, err = vmCards(ctx, rf.vm, &f, now, budgetsOf(cfg), about)
+		cards, source, err = vmCards(ctx, rf.vm, &f, now, budgetsOf(cfg), stderr, about)
 	} else {
-		cards, source, err = logCards(rf.logs, f, budgetsOf(cfg), stderr, about)
+		cards, source, err = logCards(ctx, rf.logs, f, budgetsOf(cfg), stderr, about)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "streamprobe report: interrupted: no report")
+		return exitFail
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -119,6 +136,7 @@ func parseReportFlags(args []string, stdout, stderr io.Writer) (*reportFlags, in
 	fs.StringVar(&rf.until, "until", "", "window end (exclusive): RFC 3339 time, or a duration back from now; default: now")
 	fs.Var(&rf.targets, "target", "only this target (repeatable; default: every target)")
 	fs.Var(&rf.regions, "region", "only this region (repeatable; default: every region)")
+	fs.BoolVar(&rf.allTargets, "all-targets", false, "also make cards for targets the config does not name (by default their runs are counted and skipped)")
 	rf.out.flags(fs, "print one JSON object instead of the tables", "also write JUnit XML to this file (one testsuite per card)",
 		"also write a self-contained HTML report to this file")
 	if code, ok := parseFlags(fs, args, stdout, stderr, reportUsage); !ok {
@@ -130,7 +148,7 @@ func parseReportFlags(args []string, stdout, stderr io.Writer) (*reportFlags, in
 
 // filter is the window and the selections the flags ask for.
 func (rf *reportFlags) filter(now time.Time) (report.Filter, error) {
-	f := report.Filter{Targets: rf.targets, Regions: rf.regions}
+	f := report.Filter{Targets: rf.targets, Regions: rf.regions, AllTargets: rf.allTargets}
 	var err error
 	if f.Since, err = parseWhen(rf.since, now); err != nil {
 		return f, fmt.Errorf("-since: %w", err)
@@ -147,7 +165,7 @@ func (rf *reportFlags) filter(now time.Time) (report.Filter, error) {
 // vmCards are the cards of the window read from VictoriaMetrics at url:
 // the window ends at -until (default now) and starts at -since (default
 // report.DefaultWindow before), set in f.
-func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, budgets map[string]scorecard.Budget, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
+func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, budgets map[string]scorecard.Budget, stderr io.Writer, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
 	if f.Until.IsZero() {
 		f.Until = now
 	}
@@ -158,17 +176,41 @@ func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, b
 	cards, seen, err := vm.CardsSeen(ctx, *f, budgets)
 	shown := report.ShownURL(url)
 	about.Sources, about.Hosts, about.Regions = []string{"VictoriaMetrics " + shown}, seen.Hosts, seen.Regions
-	return cards, map[string]any{"victoriametrics": shown}, err
+	source := map[string]any{"victoriametrics": shown}
+	notSeen(seen, "series", source, stderr)
+	return cards, source, err
+}
+
+// notSeen says what a report read and did not judge, on stderr and in
+// the JSON's source: runs or series (what) of targets the config does not
+// name, values that are no count, series past the report's bounds.
+func notSeen(seen report.Seen, what string, source map[string]any, stderr io.Writer) {
+	if seen.Unknown > 0 {
+		more := ""
+		if seen.UnknownTargets >= report.MaxNames {
+			more = " or more"
+		}
+		fmt.Fprintf(stderr, "streamprobe report: skipped %d %s of %d%s target(s) the config does not name (-all-targets makes their cards)\n", seen.Unknown, what, seen.UnknownTargets, more)
+		source["skipped_unknown_targets"] = seen.Unknown
+	}
+	if seen.Bad > 0 {
+		fmt.Fprintf(stderr, "streamprobe report: bad data: %d value(s) that are no count of runs (non-finite, negative or over 1e12: an overflowed or forged counter), not judged\n", seen.Bad)
+		source["bad_values"] = seen.Bad
+	}
+	if seen.OverCap > 0 {
+		fmt.Fprintf(stderr, "streamprobe report: skipped %d %s past the report's bounds (%d classes, %d buckets a row): narrow it with -target or -region\n", seen.OverCap, what, report.MaxClasses, report.MaxBuckets)
+		source["skipped_over_bounds"] = seen.OverCap
+	}
 }
 
 // logCards are the cards of the runs f selects in the -log files, with a
 // line on stderr counting what was read.
-func logCards(logs []string, f report.Filter, budgets map[string]scorecard.Budget, stderr io.Writer, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
+func logCards(ctx context.Context, logs []string, f report.Filter, budgets map[string]scorecard.Budget, stderr io.Writer, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
 	files, err := logFiles(logs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-log: %w", err)
 	}
-	l, err := report.ReadLogs(files, f)
+	l, err := report.ReadLogs(ctx, files, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,6 +231,7 @@ func logCards(logs []string, f report.Filter, budgets map[string]scorecard.Budge
 		about.FirstRun, about.LastRun = seen.First.UTC().Format(time.RFC3339), seen.Last.UTC().Format(time.RFC3339)
 	}
 	source := map[string]any{"logs": paths, "runs": l.Kept, "lines_not_a_record": l.Bad, "lines_oversized": l.Oversized}
+	notSeen(seen, "run(s)", source, stderr)
 	if l.Oversized > 0 {
 		fmt.Fprintf(stderr, "streamprobe report: skipped %d line(s) over %d MiB, the first at %s\n", l.Oversized, report.MaxLine>>20, l.FirstOversized)
 		source["first_oversized"] = l.FirstOversized
