@@ -350,8 +350,8 @@ func (r *run) finishResume(s Scores) {
 	}
 	rec.Replayed, rec.Duplicates, rec.Missed = c.replayed, c.duplicates, c.missed
 	r.verdict(c)
-	if rec.Verdict != "" && c.notInt != "" && !c.opaque {
-		rec.ResumeDetail += fmt.Sprintf(" (ids are not integers, e.g. \"%s\": checked as opaque ids, for uniqueness and order only)", r.show(c.notInt))
+	if rec.Verdict != "" && c.uncounted != "" && !c.opaque && !c.repeated {
+		rec.ResumeDetail += " (" + c.uncounted + ": checked as opaque ids, for uniqueness and order only)"
 	}
 }
 
@@ -366,6 +366,9 @@ func (r *run) verdict(c *resumeCheck) {
 		rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", label, r.stale)
 	case c.verdict != "":
 		rec.Verdict, rec.ResumeDetail = c.verdict, c.detail
+	case c.repeated && rec.Resumed:
+		rec.Verdict = VerdictNotSupported
+		rec.ResumeDetail = fmt.Sprintf("the server's %s: a resume from one cannot say where the stream was, so it was not judged by them", c.uncounted)
 	case r.drill != DrillNone && !rec.Resumed && rec.Outcome == Success && !r.cursorSeen.Load():
 		// No event carried a resume position (an MCP server's JSON
 		// answer, a stream without ids): however long it had been,

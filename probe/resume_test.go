@@ -500,3 +500,66 @@ func TestResumeCheckCountingAfterEarlyResume(t *testing.T) {
 		t.Errorf("index of %d entries, over the window of %d", len(c.seen), checkWindow)
 	}
 }
+
+// withIDs is the drill stream with its ids replaced by ids(i) (the
+// [DONE] event keeps no id).
+func withIDs(ids func(i int) string) []refserver.Step {
+	steps := drillSchedule()
+	for i := range steps {
+		steps[i].ID = ""
+		if steps[i].Data != "[DONE]" {
+			steps[i].ID = ids(i)
+		}
+	}
+	return steps
+}
+
+// A run that never resumed gets no resume verdict, whatever its ids do on
+// the live stream: millisecond timestamps (missed, missed=144 before), one
+// constant id (mismatch, even with opaque ids), ids that skip. A property
+// of the live stream is no resume's doing.
+func TestPlainRunNeverGetsAResumeVerdict(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		ids    func(i int) string
+		opaque bool
+	}{
+		{"timestamps", func(i int) string { return strconv.Itoa(1733500000123 + 37*i) }, false},
+		{"constant", func(int) string { return "x" }, true},
+		{"constant int", func(int) string { return "7" }, false},
+		{"skipping", func(i int) string { return strconv.Itoa(i * 2) }, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := reftest.Serve(t, refserver.NewUnstarted(withIDs(tt.ids)))
+			rec := runDrill(t, srv, Drill{OpaqueIDs: tt.opaque}).Record
+			if rec.Verdict != "" || rec.Missed != 0 || rec.Duplicates != 0 || rec.Replayed != 0 || !rec.Passed() || rec.Chunks != 12 {
+				t.Errorf("verdict %q (%s), missed %d, duplicates %d, replayed %d, chunks %d", rec.Verdict, rec.ResumeDetail, rec.Missed, rec.Duplicates, rec.Replayed, rec.Chunks)
+			}
+		})
+	}
+}
+
+// A resume from ids that were not consecutive on the live stream
+// (timestamps) is judged as one from opaque ids: a correct resume passes,
+// and the detail says why the ids were not counted.
+func TestResumeWithTimestampIDs(t *testing.T) {
+	t.Parallel()
+	srv := reftest.Serve(t, refserver.NewUnstarted(withIDs(func(i int) string { return strconv.Itoa(1733500000123 + 37*i) })))
+	rec := runDrill(t, srv, Drill{Name: DrillDrop}).Record
+	if rec.Verdict != VerdictPass || rec.Missed != 0 || !strings.Contains(rec.ResumeDetail, "not consecutive") {
+		t.Errorf("verdict %s (%s), missed %d", rec.Verdict, rec.ResumeDetail, rec.Missed)
+	}
+}
+
+// A resume from an id the live stream repeated cannot say where it
+// resumed: not_supported, never a mismatch or a duplicate.
+func TestResumeFromARepeatedID(t *testing.T) {
+	t.Parallel()
+	srv := reftest.Serve(t, refserver.NewUnstarted(withIDs(func(int) string { return "x" })))
+	rec := runDrill(t, srv, Drill{Name: DrillDrop, OpaqueIDs: true}).Record
+	if rec.Verdict != VerdictNotSupported || !strings.Contains(rec.ResumeDetail, "repeat") {
+		t.Errorf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
+	}
+}

@@ -85,9 +85,12 @@ type resumeCheck struct {
 	first0  seenEvent // the first event, kept whatever the window evicts
 	firstK  uint64    // its id's key
 	maxInt  int64     // the largest integer id, when hasInt
-	notInt  string    // an id that is not an integer, when one came
-	sentPos int       // position of the id sent on the current connection; -1 unknown
-	sentID  string
+	// uncounted says why the ids are not counted for continuity (not
+	// integers, not consecutive or repeated on the live stream), for the
+	// detail; "" while they count up by one.
+	uncounted string
+	sentPos   int // position of the id sent on the current connection; -1 unknown
+	sentID    string
 	// goodResumes counts resumes whose first event came right after the
 	// sent id.
 	goodResumes int
@@ -110,6 +113,8 @@ type resumeCheck struct {
 	hasInt   bool
 	first    bool // the next event is the first after a reconnect
 	hasSeq   bool
+	resumed  bool // a resume came: events before it are the live stream's
+	repeated bool // an id came twice on the live stream
 }
 
 // newResumeCheck returns a check of a stream's ids; rewind keeps the
@@ -178,7 +183,7 @@ func hash64(typ, data []byte) uint64 {
 
 // reconnected tells the check that a new connection resumed from id.
 func (c *resumeCheck) reconnected(id string) {
-	c.sentID, c.first = id, true
+	c.sentID, c.first, c.resumed = id, true, true
 	c.sentPos = -1
 	if s, ok := c.lookup(keyOf(id)); ok {
 		c.sentPos = s.pos
@@ -205,6 +210,15 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	c.first = false
 	v := intID(id)
 	key, h := idKey(id, v), hash32(typ, data)
+	if !c.resumed {
+		c.live(id, key, h, v)
+		return false
+	}
+	if c.repeated {
+		// The ids cannot say where a resume started: the resume is not
+		// judged by them (finishResume says so).
+		return false
+	}
 	var s seenEvent
 	ok := false
 	if v < 0 || v <= c.top {
@@ -223,6 +237,32 @@ func (c *resumeCheck) event(id string, hasID bool, typ, data []byte) bool {
 	}
 	c.fresh(id, idEntry{key: key, hash: h}, v, first)
 	return false
+}
+
+// live takes an event of the stream before its first resume: kept, for
+// the resumes to be judged against, and never judged itself (what the
+// live stream's ids do is no resume's doing). An id that comes twice, or
+// integer ids that do not count up by one, are noted: the resume is then
+// judged without them.
+func (c *resumeCheck) live(id string, key uint64, h uint32, v int64) {
+	if c.n > 0 && !c.repeated && (v < 0 || v <= c.top) {
+		if _, ok := c.lookup(key); ok || key == c.firstK {
+			c.repeated = true
+			c.uncount(fmt.Sprintf("ids repeat on the live stream (%s came twice)", c.show(id)))
+		}
+	}
+	c.remember(id, idEntry{key: key, hash: h}, v)
+	if !c.opaque {
+		c.gap(id, false)
+	}
+}
+
+// uncount notes why the ids are not counted for continuity: the first
+// reason only.
+func (c *resumeCheck) uncount(why string) {
+	if c.uncounted == "" {
+		c.uncounted = why
+	}
 }
 
 // again checks the re-delivery of an id the window holds (seen as s):
@@ -297,18 +337,21 @@ func (c *resumeCheck) fresh(id string, e idEntry, v int64, first bool) {
 	}
 }
 
-// gap checks a new integer id against the largest one so far: ids that
-// skip mean lost events (at a resume, a resume that skipped them). It
-// keeps the first id that is not an integer.
+// gap checks a new integer id against the largest one so far. On the
+// live stream it notes ids that do not count up by one; after a resume,
+// while the live stream's ids counted, ids that skip mean lost events (a
+// resume that skipped them). It notes the first id that is not an
+// integer.
 func (c *resumeCheck) gap(id string, first bool) {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
-		if c.notInt == "" {
-			c.notInt = strings.Clone(id) // id may be the event's memory
-		}
+		c.uncount(fmt.Sprintf("ids are not integers, e.g. \"%s\"", c.show(id)))
 		return
 	}
-	if c.hasInt && n > c.maxInt+1 {
+	if !c.resumed && c.hasInt && n != c.maxInt+1 {
+		c.uncount(fmt.Sprintf("ids are not consecutive on the live stream (%d after %d)", n, c.maxInt))
+	}
+	if c.resumed && c.uncounted == "" && c.hasInt && n > c.maxInt+1 {
 		lost := int(n - c.maxInt - 1)
 		c.missed += lost
 		if first {
