@@ -97,6 +97,14 @@ func (c *Config) errAt(key, format string, args ...any) error {
 	return &Error{File: c.file, Line: c.index.line(key), Key: key, Flag: c.flagOf(key), Msg: fmt.Sprintf(format, args...)}
 }
 
+// ErrorAt is err located at key: "file:line: key: err" in a file,
+// "-flag: err" for a config given by flags. Checks made outside the
+// package (a dialect that cannot build a target's request) name the
+// setting at fault with it.
+func (c *Config) ErrorAt(key string, err error) error {
+	return &Error{File: c.file, Line: c.index.line(key), Key: key, Flag: c.flagOf(key), Msg: err.Error(), Err: err}
+}
+
 // errValue returns an error about the value of key alone: "file:line:
 // key: value: message", "-flag value: message".
 func (c *Config) errValue(key, value, format string, args ...any) error {

@@ -147,6 +147,18 @@ type Session interface {
 // transport error): the run is a protocol_error.
 var ErrSetup = errors.New("session setup")
 
+// TargetError is a target a dialect cannot build its request from: Key
+// names the target's setting at fault ("model", "url"; "" the target as a
+// whole), so that the config's check names file:line:key before anything
+// runs.
+type TargetError struct {
+	Key string
+	Err error
+}
+
+func (e *TargetError) Error() string { return e.Err.Error() }
+func (e *TargetError) Unwrap() error { return e.Err }
+
 // setupError is an ErrSetup that names its protocol: "mcp: initialize: ...".
 type setupError string
 

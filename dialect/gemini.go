@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -62,10 +63,10 @@ func geminiURL(raw, model string) (string, error) {
 	base, query, _ := strings.Cut(raw, "?")
 	if !strings.HasSuffix(base, ":streamGenerateContent") {
 		if model == "" {
-			return "", fmt.Errorf("gemini: no model: the model is part of the URL (set model, or a URL ending in :streamGenerateContent)")
+			return "", &TargetError{Key: "model", Err: errors.New("gemini: no model: the model is part of the URL (set model, or a URL ending in :streamGenerateContent)")}
 		}
 		if strings.ContainsAny(model, "/?#:") {
-			return "", fmt.Errorf("gemini: model %q holds a character a URL path segment cannot take as is", textgate.Scrub(model, nil, 64))
+			return "", &TargetError{Key: "model", Err: fmt.Errorf("gemini: model %q holds a character a URL path segment cannot take as is", textgate.Scrub(model, nil, 64))}
 		}
 		base = strings.TrimSuffix(base, "/")
 		if !strings.HasSuffix(base, "/v1beta") && !strings.HasSuffix(base, "/v1") {
@@ -75,7 +76,7 @@ func geminiURL(raw, model string) (string, error) {
 	}
 	q, err := url.ParseQuery(query)
 	if err != nil {
-		return "", fmt.Errorf("gemini: the URL's query does not parse")
+		return "", &TargetError{Key: "url", Err: errors.New("gemini: the URL's query does not parse")}
 	}
 	if !q.Has("alt") {
 		if query != "" {

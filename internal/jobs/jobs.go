@@ -6,10 +6,13 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -72,10 +75,13 @@ func Origin(c *config.Config) probe.Origin {
 func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]Job, error) {
 	var jobs []Job
 	origin := Origin(c)
-	for _, ct := range c.Targets {
+	for i, ct := range c.Targets {
 		t, err := probeTarget(ct, builtinURL, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", ct.Name, err)
+		}
+		if err := checkRequests(c, i, t, ct); err != nil {
+			return nil, err
 		}
 		client := probe.NewClient(t)
 		for _, s := range ct.Samples {
@@ -94,6 +100,32 @@ func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]J
 		}
 	}
 	return jobs, nil
+}
+
+// checkRequests builds target i's request for each of its samples, as a
+// run would: a target its dialect cannot request (a Gemini target with no
+// model) is the config's error, at file:line:key, not a protocol_error
+// at every run.
+func checkRequests(c *config.Config, i int, t dialect.Target, ct config.Target) error {
+	d, err := dialect.Lookup(t.Dialect)
+	if err != nil {
+		return err // config's check named it already
+	}
+	samples := slices.Clone(ct.Samples)
+	if len(ct.Drills) > 0 {
+		samples = append(samples, cmp.Or(ct.DrillSample, "long"))
+	}
+	for _, s := range samples {
+		if _, err := d.Request(t, dialect.Samples[s], false); err != nil {
+			key := fmt.Sprintf("target[%d]", i)
+			var te *dialect.TargetError
+			if errors.As(err, &te) && te.Key != "" {
+				key += "." + te.Key
+			}
+			return c.ErrorAt(key, err)
+		}
+	}
+	return nil
 }
 
 // DrillSettings are a target's resume settings as a probe.Drill with no

@@ -331,3 +331,24 @@ func TestEnvNamesAreProbes(t *testing.T) {
 		}
 	}
 }
+
+// A target whose request its dialect cannot build (a Gemini target with
+// no model, a model with "/", a URL whose query does not parse) is refused
+// when the config is built, named by file:line:key, as validate shows it:
+// never a protocol_error blamed on the server at every run.
+func TestBuildRefusesATargetItsDialectCannotRequest(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{"url = \"https://g.example\"", `g.toml:1: target[0].model: gemini: no model: the model is part of the URL (set model, or a URL ending in :streamGenerateContent)`},
+		{"url = \"https://g.example\"\nmodel = \"a/b\"", `g.toml:5: target[0].model: gemini: model "a/b" holds a character a URL path segment cannot take as is`},
+		{"url = \"https://g.example/v1beta/models/m:streamGenerateContent?a=%zz\"", `g.toml:4: target[0].url: gemini: the URL's query does not parse`},
+	} {
+		cfg, err := config.Parse("g.toml", []byte("[[target]]\nname = \"g\"\ndialect = \"gemini\"\n"+tt.body+"\n"), Env(nil))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.body, err)
+		}
+		_, err = Build(cfg, "", nil)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s:\n got %v\nwant %s", tt.body, err, tt.want)
+		}
+	}
+}
