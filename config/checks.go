@@ -97,6 +97,9 @@ const LogDirMode = 0o750
 // user can create it; when it cannot, the error names the directory to
 // create, and how.
 func WritableLog(path string) error {
+	if err := RegularLog(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		return Writable(path)
@@ -116,6 +119,56 @@ func WritableLog(path string) error {
 		who = u.Username
 	}
 	return fmt.Errorf("directory %s does not exist and user %s cannot create it in %s: create it with install -d -m 0750 -o %s %s", dir, who, parent, who, dir)
+}
+
+// RegularLog reports a results log path that exists and is not a regular
+// file (a FIFO, a device, a socket): an open of a FIFO for writing would
+// block until a reader comes, and nothing else can be appended to and
+// reopened at a rotation. A symbolic link to a regular file is fine.
+func RegularLog(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
+		return nil // missing: created; a directory: Writable says so
+	}
+	return fmt.Errorf("%s is %s, not a regular file: the results log must be a file the daemon can append to and reopen", path, fileKind(fi.Mode()))
+}
+
+// fileKind names a file's type, with its article.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
+// OpenLog opens the results log for appending, creating it (mode 0640):
+// without blocking (a FIFO planted after the config was read fails at
+// once, it does not wait for a reader), and only when it is a regular
+// file.
+func OpenLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o640)
+	if err != nil {
+		if errors.Is(err, syscall.ENXIO) {
+			return nil, fmt.Errorf("%s is a FIFO, not a regular file: the results log must be a file the daemon can append to and reopen", path)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s, not a regular file: the results log must be a file the daemon can append to and reopen", path, fileKind(fi.Mode()))
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // MakeLogDir creates the results log's directory (LogDirMode) when it is

@@ -147,7 +147,7 @@ func (d *Daemon) prepare(st *staged) (err error) {
 		if err := config.MakeLogDir(cfg.ResultsLog); err != nil {
 			return fmt.Errorf("results_log: %w", err)
 		}
-		if st.results, err = os.OpenFile(cfg.ResultsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640); err != nil {
+		if st.results, err = config.OpenLog(cfg.ResultsLog); err != nil {
 			return fmt.Errorf("results_log: %w", err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
+	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
@@ -185,5 +186,56 @@ func TestResultsLogDirectoryMade(t *testing.T) {
 	}
 	if mode := fi.Mode().Perm(); mode&^config.LogDirMode != 0 || mode&0o700 != 0o700 {
 		t.Errorf("results log directory mode %o, want %o less the umask", mode, config.LogDirMode)
+	}
+}
+
+// A FIFO where the results log goes is refused, never opened for a write
+// that blocks until a reader comes: validate refuses it (file:line:key);
+// planted at a rotation, after the config was read, the reload fails at
+// once, naming it, while runs go on and a stop still stops the daemon
+// (it hung in os.OpenFile on its main loop, SIGTERM ignored).
+func TestResultsLogFIFORefused(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o640); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	_, err := config.Parse("f.toml", []byte(fmt.Sprintf("results_log = %q\n[[target]]\nname = \"a\"\nurl = \"http://x\"\n", fifo)), jobs.Env(nil))
+	if want := "f.toml:1: results_log: " + fifo + " is a FIFO, not a regular file: the results log must be a file the daemon can append to and reopen"; err == nil || err.Error() != want {
+		t.Errorf("validate:\n got %v\nwant %s", err, want)
+	}
+
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
+	defer srv.Close()
+	results := filepath.Join(dir, "results.jsonl")
+	conf := fmt.Sprintf("results_log = %q\n[[target]]\nname = \"a\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", results, srv.URL)
+	d, logs := testDaemon(t, conf, nil)
+	reload := make(chan *config.Config)
+	stop := runDaemon(t, d, reload)
+	waitFor(t, "a record in the results log", 20*time.Second, func() bool {
+		b, _ := os.ReadFile(results)
+		return len(b) > 0
+	})
+	nc := reloadConf(t, conf) // read while the log is still a file
+	if err := os.Remove(results); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(results, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan struct{})
+	go func() { reload <- nc; close(sent) }()
+	waitFor(t, "the reload refused", 10*time.Second, func() bool {
+		return strings.Contains(logs.String(), "reload failed") && strings.Contains(logs.String(), "not a regular file")
+	})
+	<-sent
+	runs := strings.Count(logs.String(), `"msg":"run"`)
+	waitFor(t, "runs after the refused reload", 20*time.Second, func() bool { return strings.Count(logs.String(), `"msg":"run"`) > runs })
+	done := make(chan struct{})
+	go func() { stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon did not stop")
 	}
 }
