@@ -12,6 +12,10 @@ import (
 // DeadlineGrace: see jobs.DeadlineGrace.
 const DeadlineGrace = jobs.DeadlineGrace
 
+// ResultsDropWindow is how long a record dropped from the results log (no
+// room in its queue: the disk does not keep up) keeps /healthz unhealthy.
+const ResultsDropWindow = time.Minute
+
 // PushFailWindow is how many push intervals of failed pushes, with no
 // success, make /healthz unhealthy.
 const PushFailWindow = 5
@@ -33,8 +37,9 @@ type health struct {
 
 // health judges the daemon at now: unhealthy when pushes have failed for
 // PushFailWindow push intervals with no success in between (counted from
-// the start when none ever succeeded), when the last reload was refused,
-// or when a job is past its deadline.
+// the start when none ever succeeded), when the results log's last write
+// failed or a record was dropped from it within ResultsDropWindow, when
+// the last reload was refused, or when a job is past its deadline.
 func (d *Daemon) health(now time.Time) health {
 	h := health{Status: "ok", Version: Version()}
 	p := d.pushConfig()
@@ -54,6 +59,14 @@ func (d *Daemon) health(now time.Time) health {
 		if window := PushFailWindow * p.Interval.Duration; now.Sub(since) > window {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("pushes have failed for %s (over %d push intervals, %s): %s",
 				now.Sub(since).Round(time.Second), PushFailWindow, window, lastErr))
+		}
+	}
+	if d.results != nil {
+		if failing, since, why := d.results.failing(); failing {
+			h.Reasons = append(h.Reasons, fmt.Sprintf("results log writes fail since %s, the records go to the metrics only: %s", since.UTC().Format(time.RFC3339), why))
+		}
+		if at := d.results.dropped(); !at.IsZero() && now.Sub(at) < ResultsDropWindow {
+			h.Reasons = append(h.Reasons, fmt.Sprintf("results log records dropped at %s: the disk is not keeping up", at.UTC().Format(time.RFC3339)))
 		}
 	}
 	if refused := d.reload.get(); refused != "" {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // resultsQueueLen bounds the records waiting for the results log: a disk
@@ -31,6 +32,13 @@ type resultsLog struct {
 	mu sync.Mutex // guards f; held for one write or a swap
 	f  *os.File
 
+	// The last write's outcome, for /healthz: when the last failed and
+	// the last succeeded (zero: never), and the failure's error.
+	stateMu        sync.Mutex
+	failedAt, okAt time.Time
+	failure        string
+	droppedAt      atomic.Int64 // when a record was last dropped (Unix ns)
+
 	onError func(error) // a write failed (the record is lost)
 	onDrop  func()      // the queue was full (the record is lost)
 }
@@ -51,10 +59,37 @@ func (l *resultsLog) loop() {
 			err = writeLine(l.f, line)
 		}
 		l.mu.Unlock()
+		if l.f == nil {
+			continue
+		}
+		l.stateMu.Lock()
+		if err != nil {
+			l.failedAt, l.failure = time.Now(), err.Error()
+		} else {
+			l.okAt = time.Now()
+		}
+		l.stateMu.Unlock()
 		if err != nil {
 			l.onError(err)
 		}
 	}
+}
+
+// failing reports whether the last write failed, since when (the first
+// failure after the last success) and why.
+func (l *resultsLog) failing() (bool, time.Time, string) {
+	l.stateMu.Lock()
+	defer l.stateMu.Unlock()
+	return l.failedAt.After(l.okAt), l.failedAt, l.failure
+}
+
+// dropped reports when a record was last dropped for want of room (zero:
+// never).
+func (l *resultsLog) dropped() time.Time {
+	if ns := l.droppedAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // swap makes f (nil: none) the file records go to from now on, and
@@ -77,15 +112,20 @@ func (l *resultsLog) add(line []byte) {
 	n := int64(len(line))
 	if l.queued.Add(n) > l.maxBytes {
 		l.queued.Add(-n)
-		l.onDrop()
+		l.drop()
 		return
 	}
 	select {
 	case l.queue <- line:
 	default:
 		l.queued.Add(-n)
-		l.onDrop()
+		l.drop()
 	}
+}
+
+func (l *resultsLog) drop() {
+	l.droppedAt.Store(time.Now().UnixNano())
+	l.onDrop()
 }
 
 // close writes what is queued, then closes the file. No add may follow.

@@ -239,3 +239,36 @@ func TestResultsLogFIFORefused(t *testing.T) {
 		t.Fatal("the daemon did not stop")
 	}
 }
+
+// A results log that cannot be written (a full disk: here a file that
+// refuses writes) makes /healthz unhealthy and says why, while the errors
+// count in streamprobe_results_log_errors_total; a write that works again
+// makes it healthy.
+func TestHealthNamesAFailingResultsLog(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.jsonl")
+	d, _ := testDaemon(t, fmt.Sprintf("results_log = %q\n[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\nsamples = [\"short\"]\nevery = \"1h\"\n", results), nil)
+	d.results = newResultsLog(8, d.resultsLogFailed, d.resultsLogDropped)
+	defer d.results.close()
+	ro, err := os.Open(os.DevNull) // read-only: every write fails, as on a full disk
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.results.swap(ro)
+	d.results.add([]byte("{}\n"))
+	waitFor(t, "the failed write", 10*time.Second, func() bool { failing, _, _ := d.results.failing(); return failing })
+	h := d.health(time.Now())
+	if h.Status != "unhealthy" || len(h.Reasons) != 1 || !strings.Contains(h.Reasons[0], "results log writes fail since") {
+		t.Errorf("health %+v", h)
+	}
+	f, err := config.OpenLog(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.results.swap(f)
+	d.results.add([]byte("{}\n"))
+	waitFor(t, "a write that works", 10*time.Second, func() bool { failing, _, _ := d.results.failing(); return !failing })
+	if h := d.health(time.Now()); h.Status != "ok" {
+		t.Errorf("health after a good write: %+v", h)
+	}
+}
