@@ -84,6 +84,11 @@ func (r *run) dropAfterFor(step int32) int32 {
 // run, or a resume (the drill's, or after a drop by the server).
 func (r *run) onDrop(d *resumeclient.Drop) bool {
 	r.connDone()
+	if d.At.After(r.tl.Closed) && !r.tl.Start.IsZero() {
+		// A request that failed before its stream (a resume refused): the
+		// run lasted until it failed.
+		r.tl.Closed = d.At
+	}
 	r.ended = true
 	if !r.cancelAt.IsZero() {
 		r.cancelEnded(d.At, d.Err, false)
@@ -128,6 +133,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 			r.rec.Error += fmt.Sprintf(" (gave up after %d attempts to reconnect)", n)
 			return false
 		}
+		r.res.retries++
 		d.Next, d.Wait = r.res.req, time.Duration(r.connRetries)*100*time.Millisecond
 		r.ended = false
 		return true
@@ -329,6 +335,9 @@ func (r *run) sessionEnded(err error) {
 func (r *run) finishResume(s Scores) {
 	rec, tl := &r.rec, &r.tl
 	rec.Reconnects = len(tl.Reconnects)
+	if r.res != nil {
+		rec.Reconnects += r.res.retries // every request counts, the refused ones too
+	}
 	var excluded time.Duration
 	for _, span := range tl.ResumeSpans() {
 		excluded += span.End.Sub(span.Drop)
@@ -383,7 +392,7 @@ func (r *run) verdict(c *resumeCheck) {
 		rec.ResumeDetail = fmt.Sprintf("the server dropped the stream %d time(s); resumed from %s, every event once, in order", rec.ServerDrops, label)
 	case rec.Resumed && rec.Outcome == Success:
 		rec.Verdict = VerdictPass
-		rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", rec.Reconnects, label)
+		rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", len(r.tl.Reconnects), label)
 	}
 }
 

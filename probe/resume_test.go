@@ -299,7 +299,8 @@ func TestReplaysBeyondTheWindow(t *testing.T) {
 }
 
 // A resume request that fails before its headers is tried again: one drop
-// by the server, one reconnect, and its time runs from the real drop.
+// by the server, two reconnect requests (every request counts), and the
+// reconnect's time runs from the real drop.
 func TestFailedReconnectIsRetried(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -323,7 +324,7 @@ func TestFailedReconnectIsRetried(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	rec := runProbe(t, dialect.Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]"}, "long", 10*time.Second).Record
-	if rec.Outcome != Success || rec.ServerDrops != 1 || rec.Reconnects != 1 || rec.Verdict != VerdictPass || rec.Chunks != 3 {
+	if rec.Outcome != Success || rec.ServerDrops != 1 || rec.Reconnects != 2 || rec.Verdict != VerdictPass || rec.Chunks != 3 {
 		t.Fatalf("outcome %s (%s) server_drops %d reconnects %d verdict %s chunks %d", rec.Outcome, rec.Error, rec.ServerDrops, rec.Reconnects, rec.Verdict, rec.Chunks)
 	}
 	if rec.ReconnectMs == nil || *rec.ReconnectMs < 150 {
@@ -358,10 +359,22 @@ func TestResumeConflictIsRetried(t *testing.T) {
 				return http.StatusConflict, `{"error":"stream already has an active connection"}`
 			}
 			reftest.Serve(t, srv)
+			start := time.Now()
 			rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "long", reftest.RunDeadline).Record
+			took := time.Since(start)
 			conns := srv.Conns()
+			// Every request counts (the refused ones too), and the run's
+			// duration is the run's, its failed attempts included (a run
+			// of 1.7 s said 1.7 ms and one reconnect for 6 requests).
+			if rec.Reconnects != len(conns)-1 {
+				t.Errorf("reconnects %d, the server saw %d requests after the first", rec.Reconnects, len(conns)-1)
+			}
+			last := conns[len(conns)-1].Start
+			if min := reftest.MsSince(conns[0].Start, last); rec.DurationMs < min || rec.DurationMs > float64(took.Milliseconds())+1 {
+				t.Errorf("duration_ms %.1f: the last request came %.1f ms after the first, the run took %v", rec.DurationMs, min, took)
+			}
 			if tt.ok {
-				if rec.Outcome != Success || rec.Chunks != 12 || rec.Verdict != VerdictPass || rec.Reconnects != 1 {
+				if rec.Outcome != Success || rec.Chunks != 12 || rec.Verdict != VerdictPass || rec.Reconnects != 2 {
 					t.Fatalf("outcome %s (%s) chunks %d verdict %s reconnects %d", rec.Outcome, rec.Error, rec.Chunks, rec.Verdict, rec.Reconnects)
 				}
 				if len(conns) != 3 || conns[1].LastEventID != "5" || conns[2].LastEventID != "5" {

@@ -219,6 +219,7 @@ type run struct {
 // resumed is what a run keeps of its last resume.
 type resumed struct {
 	req        resumeclient.Request // its request
+	retries    int                  // requests of the resumes refused and sent again, in all
 	retryAsked time.Duration        // the server's retry field then
 	retryWait  time.Duration        // the wait taken from it (0: none)
 	retryUntil time.Time            // when that wait ends
