@@ -45,7 +45,7 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 	rc.Start, rc.Headers = info.Start, info.HeadersAt
 	if r.staleConn {
 		answer, note := staleHeaderAnswer(info.Header, orHeaders(r.dr.StaleHeaders), r.rec.LastEventIDSent, r.show)
-		r.staleNote = note
+		r.res.staleNote = note
 		if answer != "" {
 			r.staleOK(answer)
 			return errStaleAnswered
@@ -155,6 +155,9 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.classify(d.Err)
 		return false
 	}
+	if r.res == nil {
+		r.res = new(resumed)
+	}
 	id, ok := r.resumeID(d.Err, byServer)
 	if !ok {
 		return false
@@ -167,9 +170,6 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 	if err := next.Check(); err != nil {
 		r.unsendable(id, err)
 		return false
-	}
-	if r.res == nil {
-		r.res = new(resumed)
 	}
 	d.Next, d.Wait, r.res.req = next, 0, next
 	r.res.retryWait = 0
@@ -283,11 +283,11 @@ func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
 		r.staleConn = true
 		return orStr(r.dr.StaleID, r.rs.StaleCursor()), true
 	case r.drill == DrillDuplicate && r.step == 1:
-		r.dupID = last
+		r.res.dupID = last
 	case r.drill == DrillDuplicate && r.step == 2:
-		return r.dupID, true // the same id again
+		return r.res.dupID, true // the same id again
 	case r.drill == DrillDuplicate && r.step == 3:
-		return r.check.rewound(last, r.dupID, orInt(r.dr.Rewind, DefaultRewind)), true
+		return r.check.rewound(last, r.res.dupID, orInt(r.dr.Rewind, DefaultRewind)), true
 	}
 	return last, true
 }
@@ -370,9 +370,9 @@ func (r *run) verdict(c *resumeCheck) {
 	label := r.rs.Label(r.show(rec.LastEventIDSent))
 	switch {
 	case rec.Verdict != "":
-	case r.stale != "":
-		rec.Verdict, rec.StaleAnswer = VerdictStaleOK, r.stale
-		rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", label, r.stale)
+	case r.res != nil && r.res.stale != "":
+		rec.Verdict, rec.StaleAnswer = VerdictStaleOK, r.res.stale
+		rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", label, r.res.stale)
 	case c.verdict != "":
 		rec.Verdict, rec.ResumeDetail = c.verdict, c.detail
 	case c.repeated && rec.Resumed:

@@ -188,9 +188,6 @@ type run struct {
 	step        int32 // drops the client made for the drill so far
 	connRetries int32 // failed attempts at the last resume in a row
 
-	stale     string // the defined answer to a stale id, when one came
-	staleNote string // a position header that came back and answered nothing
-	dupID     string // the id the duplicate drill resumes from twice
 	// cursor is the resume cursor of the last dispatched event, copied
 	// into the same memory each time (the dialect's may be the event's).
 	cursor []byte
@@ -201,7 +198,7 @@ type run struct {
 
 	secrets []string // the request's, for textgate.Scrub
 
-	res         *resumed  // the last resume; nil before the first
+	res         *resumed  // the resumes' state; nil before the first drop
 	cancelAt    time.Time // the session dialect's cancel was sent
 	cancelTimer *time.Timer
 
@@ -216,10 +213,14 @@ type run struct {
 	cursorCleared bool // the last id field was empty
 }
 
-// resumed is what a run keeps of its last resume.
+// resumed is what a run keeps of its resumes: the last one's request and
+// wait, and the drills' state (a run that never drops holds none of it).
 type resumed struct {
 	req        resumeclient.Request // its request
 	retries    int                  // requests of the resumes refused and sent again, in all
+	stale      string               // the defined answer to a stale id, when one came
+	staleNote  string               // a position header that came back and answered nothing
+	dupID      string               // the id the duplicate drill resumes from twice
 	retryAsked time.Duration        // the server's retry field then
 	retryWait  time.Duration        // the wait taken from it (0: none)
 	retryUntil time.Time            // when that wait ends

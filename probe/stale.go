@@ -48,7 +48,7 @@ func staleHeaderAnswer(h http.Header, want []HeaderMatch, sent string, show func
 }
 
 func (r *run) staleOK(answer string) {
-	r.stale = answer
+	r.res.stale = answer
 	r.rec.Outcome = Success
 }
 
@@ -116,5 +116,5 @@ func (r *run) staleEnded(err error) {
 
 func (r *run) undefinedStale(why string) {
 	r.rec.Verdict = VerdictUndefinedStale
-	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s%s", r.rs.Label(r.show(r.rec.LastEventIDSent)), why, r.staleNote)
+	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s%s", r.rs.Label(r.show(r.rec.LastEventIDSent)), why, r.res.staleNote)
 }
