@@ -440,7 +440,11 @@ func refDecodeMCP(t Target, ev *resumeclient.Event) (Chunk, error) {
 	id, idStr := refString(m.ID)
 	switch {
 	case m.Method != "" && m.ID != nil:
-		return Chunk{Kind: Meta, Unrelated: true}, nil
+		c := Chunk{Kind: Meta, Unrelated: true}
+		if m.Method == "ping" && len(m.ID) <= maxReplyID {
+			c.Reply = []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`)
+		}
+		return c, nil
 	case m.Method == "notifications/progress":
 		if !tokenStr || token != ours {
 			return Chunk{Kind: Meta, Foreign: true}, nil

@@ -80,6 +80,10 @@ type Chunk struct {
 	// the work over (restarted).
 	Seq    float64
 	HasSeq bool
+	// Reply, when set, is the answer the protocol requires to a request
+	// of the server's (MCP's ping): the engine sends it through the
+	// dialect's Replier, and answers nothing else.
+	Reply []byte
 }
 
 // Dialect turns a target and a sample into a request, and events into
@@ -169,6 +173,26 @@ func (e setupError) Unwrap() error { return ErrSetup }
 type noResume struct{}
 
 func (noResume) Resumer() Resumer { return nil }
+
+// Replier is a dialect that answers a request of the server's during the
+// stream (Chunk.Reply): MCP's ping, which the protocol requires a client
+// to answer. The engine sends at most a few, in the background, bounded in
+// time.
+type Replier interface {
+	Reply(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request, body []byte) error
+}
+
+// WaitError is a wait that ended (a timeout) and what the server had sent
+// by then (What: "initialize was answered (HTTP 200, text/event-stream)
+// with 2 events and no response to it"), for a message that says what
+// came rather than only what did not.
+type WaitError struct {
+	What string
+	Err  error
+}
+
+func (e *WaitError) Error() string { return e.What + ": " + e.Err.Error() }
+func (e *WaitError) Unwrap() error { return e.Err }
 
 // Framer is a dialect whose answer is not Server-Sent Events.
 type Framer interface {

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"bytes"
 	"net/http"
 	"testing"
 
@@ -168,7 +169,8 @@ func diffCheck(t *testing.T, dialect string, data, typ []byte) {
 	}
 	if got.Kind != want.Kind || got.Message != want.Message || got.Cursor != want.Cursor || got.HasCursor != want.HasCursor ||
 		got.ResponseID != want.ResponseID || got.Final != want.Final || got.HasUsage != want.HasUsage || got.Usage != want.Usage ||
-		got.IsEnd != want.IsEnd || got.Unrelated != want.Unrelated || got.Foreign != want.Foreign || got.HasSeq != want.HasSeq || got.Seq != want.Seq {
+		got.IsEnd != want.IsEnd || got.Unrelated != want.Unrelated || got.Foreign != want.Foreign || got.HasSeq != want.HasSeq || got.Seq != want.Seq ||
+		!bytes.Equal(got.Reply, want.Reply) {
 		t.Fatalf("%s %q (event %q):\n got  %+v (usage %+v)\n want %+v (usage %+v)", dialect, data, typ, got, got.Usage, want, want.Usage)
 	}
 }

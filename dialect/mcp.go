@@ -141,8 +141,13 @@ func (m *mcpMessage) chunk(t Target) Chunk {
 	ours := mcpCallID(t)
 	switch {
 	case !m.method.empty() && m.idSet:
-		// A request of the server's (ping, sampling, elicitation).
-		return Chunk{Kind: Meta, Unrelated: true}
+		// A request of the server's (ping, sampling, elicitation): a ping
+		// is answered, as the protocol requires; nothing else is.
+		c := Chunk{Kind: Meta, Unrelated: true}
+		if m.method.is("ping") && len(m.idRaw) <= maxReplyID {
+			c.Reply = mcpPong(m.idRaw)
+		}
+		return c
 	case m.method.is("notifications/progress"):
 		if !m.params.tokenStr || !m.params.token.is(ours) {
 			return Chunk{Kind: Meta, Foreign: true}
@@ -181,6 +186,7 @@ type mcpMessage struct {
 	idStr  bool
 	idNull bool
 	id     jstr
+	idRaw  []byte // the id as the message wrote it (for a ping's answer)
 	method jstr
 	params struct {
 		tokenStr bool
@@ -207,7 +213,10 @@ func (m *mcpMessage) message() bool {
 		switch k {
 		case 0:
 			m.idSet, m.idNull = true, s.data[s.i] == 'n'
-			return s.anyStr(&m.id, &m.idStr)
+			at := s.i
+			ok := s.anyStr(&m.id, &m.idStr)
+			m.idRaw = s.data[at:s.i]
+			return ok
 		case 1:
 			return s.strField(&m.method, "", "method")
 		case 2:
@@ -246,7 +255,7 @@ func (mcpDialect) OpenSession(ctx context.Context, c *resumeclient.Client, t Tar
 		return fmt.Errorf("initialize: %w", err)
 	}
 	session := st.Header.Get(mcpSessionHeader)
-	ver, err := initializeResult(st, t)
+	ver, err := initializeResult(ctx, st, t)
 	st.Close()
 	if err != nil {
 		return err
@@ -266,18 +275,23 @@ func (mcpDialect) OpenSession(ctx context.Context, c *resumeclient.Client, t Tar
 
 // initializeResult reads the answer to initialize (id 1) and returns the
 // protocol version the server chose.
-func initializeResult(st *resumeclient.Stream, t Target) (string, error) {
+func initializeResult(ctx context.Context, st *resumeclient.Stream, t Target) (string, error) {
+	events := 0
 	for {
 		ev, err := st.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return "", fmt.Errorf("%w: initialize: the answer ended with no response", errSetup)
 			}
+			if ctx.Err() != nil {
+				return "", &WaitError{What: answeredWith(st, t, events), Err: fmt.Errorf("initialize: %w", err)}
+			}
 			return "", fmt.Errorf("initialize: %w", err)
 		}
 		if ev.Kind != resumeclient.KindEvent || len(ev.Data) == 0 {
 			continue
 		}
+		events++
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Result *struct {
@@ -303,10 +317,44 @@ func initializeResult(st *resumeclient.Stream, t Target) (string, error) {
 	}
 }
 
+// maxReplyID bounds the id of a ping the probe answers: a longer one (a
+// hostile server's) is left unanswered.
+const maxReplyID = 256
+
+// mcpPong is the answer to a ping whose id is raw (as the ping wrote it).
+func mcpPong(raw []byte) []byte {
+	return append(append([]byte(`{"jsonrpc":"2.0","id":`), raw...), `,"result":{}}`...)
+}
+
+// Reply posts the answer to a request of the server's, with the session's
+// headers; any 2xx is fine.
+func (mcpDialect) Reply(ctx context.Context, c *resumeclient.Client, _ Target, req resumeclient.Request, body []byte) error {
+	return mcpPost(ctx, c, req, body)
+}
+
+// answeredWith says what the answer to initialize had brought when the
+// wait for its response ended: its content type, and its events (a
+// stream) or the bytes of its body (JSON).
+func answeredWith(st *resumeclient.Stream, t Target, events int) string {
+	ctype, _, _ := strings.Cut(st.Header.Get("Content-Type"), ";")
+	what := fmt.Sprintf("initialize was answered (HTTP 200, %s)", bounded(t, strings.TrimSpace(ctype), MaxDetailID))
+	if strings.Contains(ctype, "json") {
+		return what + fmt.Sprintf(" with %d bytes of its body", st.Bytes())
+	}
+	return what + fmt.Sprintf(" with %d events and no response to it", events)
+}
+
 // mcpNotify posts a notification with req's headers; any 2xx answer
 // (202 Accepted, as the transport says) is fine.
 func mcpNotify(ctx context.Context, c *resumeclient.Client, req resumeclient.Request, method string, params map[string]any) error {
 	body, _ := json.Marshal(mcpCall{JSONRPC: "2.0", Method: method, Params: params})
+	return mcpPost(ctx, c, req, body)
+}
+
+// mcpPost posts a message that expects no answer (a notification, a
+// response) with req's headers; any 2xx answer (202 Accepted, as the
+// transport says) is fine.
+func mcpPost(ctx context.Context, c *resumeclient.Client, req resumeclient.Request, body []byte) error {
 	st, err := c.Open(ctx, resumeclient.Request{Method: http.MethodPost, URL: req.URL, Header: req.Header.Clone(), Body: body, Framing: resumeclient.FramingSSEOrJSON})
 	if err == nil {
 		st.Close()

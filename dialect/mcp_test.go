@@ -313,3 +313,93 @@ func TestMCPStaleJSONRPCError(t *testing.T) {
 		t.Fatalf("verdict %s answer %q (%s) %s", rec.Verdict, rec.StaleAnswer, rec.ResumeDetail, rec.Error)
 	}
 }
+
+// A session setup answered 200, then nothing (keep-alive pings, or a few
+// bytes of a JSON body): the timeout says what came, never "no response
+// headers", which did come.
+func TestMCPSetupThatGoesSilentIsNamed(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, want string
+		answer     func(w http.ResponseWriter)
+	}{
+		{"pings", "session setup: timeout: initialize was answered (HTTP 200, text/event-stream) with 2 events and no response to it, then nothing within 1s", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+		}},
+		{"json bytes", "session setup: timeout: initialize was answered (HTTP 200, application/json) with 12 bytes of its body, then nothing within 1s", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"`)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				tt.answer(w)
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+			}))
+			defer func() { hs.CloseClientConnections(); hs.Close() }()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			rec := probe.Run(ctx, dialect.Target{Name: "m", URL: hs.URL, Dialect: "mcp"}, probe.Options{Sample: dialect.Samples["short"], Client: reftest.NewClient(t), Timeout: time.Second}).Record
+			if rec.Outcome != probe.Timeout || rec.Error != tt.want {
+				t.Errorf("outcome %s, error\n %q\nwant\n %q", rec.Outcome, rec.Error, tt.want)
+			}
+		})
+	}
+}
+
+// A ping request of the server's on the call's stream is answered, as the
+// protocol requires: a POST of {"result":{}} with the ping's own id and
+// the session's headers; no other request of the server's is answered.
+func TestMCPAnswersPing(t *testing.T) {
+	t.Parallel()
+	answers := make(chan string, 4)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		switch {
+		case strings.Contains(string(b), `"method":"initialize"`):
+			w.Header().Set("Mcp-Session-Id", "s-1")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`)
+		case strings.Contains(string(b), `"method":"tools/call"`):
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, d := range []string{
+				`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+				`{"jsonrpc":"2.0","id":"s-2","method":"sampling/createMessage","params":{}}`,
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"run-p","progress":1}}`,
+			} {
+				fmt.Fprintf(w, "data: %s\n\n", d)
+				w.(http.Flusher).Flush()
+			}
+			time.Sleep(300 * time.Millisecond) // the answer to the ping comes meanwhile
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"run-p\",\"result\":{\"content\":[]}}\n\n")
+		case strings.Contains(string(b), `"result"`) || strings.Contains(string(b), `"error"`):
+			answers <- r.Header.Get("Mcp-Session-Id") + " " + string(b)
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
+	defer cancel()
+	rec := probe.Run(ctx, dialect.Target{Name: "m", URL: hs.URL, Dialect: "mcp"}, probe.Options{Sample: dialect.Samples["short"], Client: reftest.NewClient(t), RequestID: "run-p"}).Record
+	if rec.Outcome != probe.Success || rec.Chunks != 2 {
+		t.Fatalf("record %+v", rec)
+	}
+	select {
+	case a := <-answers:
+		if a != `s-1 {"jsonrpc":"2.0","id":7,"result":{}}` {
+			t.Errorf("answer %q", a)
+		}
+	default:
+		t.Fatal("the ping was not answered")
+	}
+	select {
+	case a := <-answers:
+		t.Errorf("a second answer: %q", a)
+	default:
+	}
+}

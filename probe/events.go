@@ -1,9 +1,11 @@
 package probe
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/streamprobe/streamprobe/dialect"
@@ -29,6 +31,9 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	if ch.Kind == dialect.Liveness {
 		r.rec.Comments++
 		return false
+	}
+	if ch.Reply != nil {
+		r.reply(ch.Reply)
 	}
 	r.rec.Events++
 	if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
@@ -295,3 +300,43 @@ func deref64(p *int64) int64 {
 // bounded (about 5 MB at this cap) whatever a server sends. A real answer
 // has a few thousand.
 const DefaultMaxChunks = 100_000
+
+// replies are the answers a run sends to requests of the server's (MCP's
+// ping), each from a goroutine of its own so the stream's reads go on;
+// release waits for them.
+type replies struct {
+	wg sync.WaitGroup
+	n  int
+}
+
+// Bounds of the replies: how many a run sends at the most (a server that
+// pings a thousand times gets the first few answered), and how long each
+// may take.
+const (
+	maxReplies = 16
+	replyWait  = 2 * time.Second
+)
+
+// reply sends body, the answer to a request of the server's, through the
+// dialect's Replier.
+func (r *run) reply(body []byte) {
+	rp, ok := r.d.(dialect.Replier)
+	if !ok {
+		return
+	}
+	if r.replies == nil {
+		r.replies = new(replies)
+	}
+	if r.replies.n >= maxReplies {
+		return
+	}
+	r.replies.n++
+	ctx, c, t, req := r.ctx, r.c, r.t, r.req
+	r.replies.wg.Add(1)
+	go func() {
+		defer r.replies.wg.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyWait)
+		defer cancel()
+		rp.Reply(ctx, c, t, req, body) // its answer is not judged
+	}()
+}

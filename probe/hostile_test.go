@@ -142,6 +142,9 @@ func TestUnsendableIDIsTheServersDefect(t *testing.T) {
 		if n := len(srv.Conns()); n != 1 {
 			t.Errorf("drill %q: %d requests, want 1: the resume cannot be sent", d.Name, n)
 		}
+		if rec.LastEventIDSent != "" || rec.Resumed {
+			t.Errorf("drill %q: last_event_id_sent %q, resumed %v: nothing was sent", d.Name, rec.LastEventIDSent, rec.Resumed)
+		}
 	}
 }
 

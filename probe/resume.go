@@ -212,7 +212,6 @@ func (r *run) unsendable(id string, err error) {
 		return
 	}
 	r.rec.Verdict = VerdictUnsendableID
-	r.rec.LastEventIDSent = id
 	r.rec.ResumeDetail = fmt.Sprintf("the server's event id %s holds the byte 0x%02x, which no HTTP header may carry: no client can send it back as Last-Event-ID, so the stream cannot be resumed", r.show(id), id[i])
 	r.fail(UpstreamError, "cannot resume: the last event id holds the byte 0x%02x, which no HTTP header may carry", id[i])
 }

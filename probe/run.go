@@ -136,6 +136,9 @@ func (r *run) release() {
 	if r.cancelTimer != nil {
 		r.cancelTimer.Stop()
 	}
+	if r.replies != nil {
+		r.replies.wg.Wait() // each bounded by replyWait
+	}
 	if r.session != nil {
 		r.session.CloseSession(r.ctx, r.c, r.t, r.req)
 	}
@@ -199,6 +202,7 @@ type run struct {
 	secrets []string // the request's, for textgate.Scrub
 
 	res         *resumed  // the resumes' state; nil before the first drop
+	replies     *replies  // answers to the server's requests; nil before the first
 	cancelAt    time.Time // the session dialect's cancel was sent
 	cancelTimer *time.Timer
 
@@ -336,6 +340,13 @@ func (r *run) openSession(sd dialect.Session) bool {
 	var se *resumeclient.StatusError
 	if errors.As(err, &se) {
 		r.rec.HTTPStatus = se.Status
+	}
+	var we *dialect.WaitError
+	if errors.As(err, &we) && errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+		// The setup was answered, then the wait for what it needs ran out:
+		// say what came, not only what did not.
+		r.fail(Timeout, "session setup: timeout: %s, then nothing within %s", we.What, r.timeout)
+		return false
 	}
 	if errors.Is(err, dialect.ErrSetup) {
 		r.fail(ProtocolError, "session setup: %v", err)
