@@ -100,6 +100,14 @@ func TestServerRetryBeyondTheTimeout(t *testing.T) {
 			t.Errorf("chunks %d server_drops %d resumed %v conns %d", rec.Chunks, rec.ServerDrops, rec.Resumed, len(srv.Conns()))
 		}
 	})
+	t.Run("retry: 99999999999999999999", func(t *testing.T) {
+		t.Parallel()
+		// Over the parser's cap (a day): quoted as the cap it is, never
+		// as if the server had written it.
+		srv := reftest.Serve(t, retrySchedule("99999999999999999999"))
+		rec := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"}, "short", 10*time.Second).Record
+		wantOutcome(t, rec, UpstreamError, "the server asked (retry: 86400000 or more: a day at least, the client's cap) for a 24h0m0s wait before reconnecting")
+	})
 	t.Run("retry: 300 fits", func(t *testing.T) {
 		t.Parallel()
 		srv := reftest.Serve(t, retrySchedule("300"))

@@ -225,8 +225,8 @@ func (r *run) serverWait(retry time.Duration) bool {
 	wait := min(retry, maxServerRetry)
 	if dl, ok := r.ctx.Deadline(); ok && wait > 0 {
 		if left := time.Until(dl); retry > left {
-			r.fail(UpstreamError, "the server asked (retry: %d) for a %s wait before reconnecting, longer than the %s left of the run's timeout",
-				retry.Milliseconds(), retry, max(left, 0).Round(100*time.Millisecond))
+			r.fail(UpstreamError, "the server asked (%s) for a %s wait before reconnecting, longer than the %s left of the run's timeout",
+				retryField(retry), retry, max(left, 0).Round(100*time.Millisecond))
 			return false
 		}
 	}
@@ -240,7 +240,16 @@ func (r *run) waitNote() string {
 	if r.res == nil || r.res.retryWait <= 0 || time.Now().After(r.res.retryUntil) {
 		return ""
 	}
-	return fmt.Sprintf(", while waiting %s before reconnecting, as the server asked (retry: %d)", r.res.retryWait, r.res.retryAsked.Milliseconds())
+	return fmt.Sprintf(", while waiting %s before reconnecting, as the server asked (%s)", r.res.retryWait, retryField(r.res.retryAsked))
+}
+
+// retryField quotes the retry field a wait came from: as the server wrote
+// it, or, at the parser's cap, as the cap it is (the server wrote more).
+func retryField(retry time.Duration) string {
+	if retry >= resumeclient.MaxRetry {
+		return fmt.Sprintf("retry: %d or more: a day at least, the client's cap", resumeclient.MaxRetry.Milliseconds())
+	}
+	return fmt.Sprintf("retry: %d", retry.Milliseconds())
 }
 
 // serverDrop reports whether a connection ended in a way a client

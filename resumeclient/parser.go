@@ -325,8 +325,12 @@ func (p *Parser) processLine(line []byte, direct bool, at time.Time, eol int) *E
 	return nil
 }
 
-// maxRetry caps a reconnection time: a day, in ms.
-const maxRetry = 24 * 60 * 60 * 1000
+// MaxRetry caps the reconnection time a retry field sets: a day. A larger
+// value reads as MaxRetry.
+const MaxRetry = 24 * time.Hour
+
+// maxRetry is MaxRetry in ms.
+const maxRetry = int64(MaxRetry / time.Millisecond)
 
 // digits parses a retry value: ASCII digits only, any length, capped.
 func digits(b []byte) (int64, bool) {

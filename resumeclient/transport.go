@@ -166,7 +166,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		return fail(err)
 	}
 	resp.TLS = tlsState
-	resp.Body = &connBody{body: resp.Body, conn: conn, stop: stop, ctx: ctx}
+	resp.Body = &connBody{body: resp.Body, conn: conn, stop: stop, ctx: ctx, buf: cmp.Or(t.ReadBufferSize, DefaultTransportBuffer)}
 	return resp, nil
 }
 
@@ -343,6 +343,7 @@ type connBody struct {
 	once   sync.Once
 	err    error // the first read error, returned again as net/http does
 	closed atomic.Bool
+	buf    int // the read buffer's size: the longest chunk-size line read
 }
 
 func (b *connBody) Read(p []byte) (int, error) {
@@ -356,6 +357,12 @@ func (b *connBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && b.ctx.Err() != nil {
 		err = ctxErr(b.ctx)
+	}
+	if errors.Is(err, http.ErrLineTooLong) {
+		// net/http's chunked reader reads a chunk-size line whole in the
+		// read buffer: a longer one (long chunk extensions, legal but
+		// rare) it calls a "header line too long".
+		err = fmt.Errorf("a chunk-size line over %d bytes (its chunk extensions): this transport refuses it: %w", b.buf, err)
 	}
 	if err != nil {
 		b.err = err
