@@ -27,6 +27,10 @@ func NewClient(t dialect.Target) *resumeclient.Client {
 	// one run's connection never decides what the next one measures.
 	tr.DisableKeepAlives = !t.KeepAlive
 	tr.TLSClientConfig = tlsConf
+	// The same bound on a response header as the lean transport's (net/
+	// http's own is 10 MB; over HTTP/2 it is the header list size the
+	// client advertises).
+	tr.MaxResponseHeaderBytes = MaxResponseHeader
 	tr.ForceAttemptHTTP2 = t.HTTP2
 	if !t.HTTP2 {
 		// A non-nil empty map turns net/http's HTTP/2 off.
@@ -38,3 +42,6 @@ func NewClient(t dialect.Target) *resumeclient.Client {
 	}
 	return &resumeclient.Client{HTTP: &http.Client{Transport: rt}, MaxEventSize: t.MaxEventSize}
 }
+
+// MaxResponseHeader bounds a response's header, on every connection path.
+const MaxResponseHeader = 1 << 20
