@@ -121,22 +121,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.rec.Outcome = Success
 		return false
 	case r.resumeRefused(d.Err):
-		// The resume request itself failed (refused, closed before its
-		// headers, or 409 Conflict: the server still holds the connection
-		// the client dropped, as the MCP Go SDK does when a resume comes
-		// before it saw the drop): the same request again, within the
-		// bound and a little later each time; the drop it resumes from
-		// keeps its time.
-		r.connRetries++
-		if n := orInt(r.dr.MaxReconnects, resumeclient.DefaultMaxReconnects); int(r.connRetries) > n {
-			r.classify(d.Err)
-			r.rec.Error += fmt.Sprintf(" (gave up after %d attempts to reconnect)", n)
-			return false
-		}
-		r.res.retries++
-		d.Next, d.Wait = r.res.req, time.Duration(r.connRetries)*100*time.Millisecond
-		r.ended = false
-		return true
+		return r.retryResume(d)
 	case r.check != nil && serverDrop(d.Err):
 		// A drop by the server (clean end before the end marker, broken
 		// connection, read timeout): resume as a client must, within the
@@ -155,6 +140,31 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.classify(d.Err)
 		return false
 	}
+	return r.resume(d, byServer)
+}
+
+// retryResume sends a resume request that itself failed (refused, closed
+// before its headers, or 409 Conflict: the server still holds the
+// connection the client dropped, as the MCP Go SDK does when a resume
+// comes before it saw the drop) again, within the bound and a little later
+// each time; the drop it resumes from keeps its time.
+func (r *run) retryResume(d *resumeclient.Drop) bool {
+	r.connRetries++
+	if n := orInt(r.dr.MaxReconnects, resumeclient.DefaultMaxReconnects); int(r.connRetries) > n {
+		r.classify(d.Err)
+		r.rec.Error += fmt.Sprintf(" (gave up after %d attempts to reconnect)", n)
+		return false
+	}
+	r.res.retries++
+	d.Next, d.Wait = r.res.req, time.Duration(r.connRetries)*100*time.Millisecond
+	r.ended = false
+	return true
+}
+
+// resume sets the request that resumes the stream after drop d (the
+// drill's, or the server's when byServer), or ends the run when there is
+// nothing to resume from or the request cannot be sent.
+func (r *run) resume(d *resumeclient.Drop, byServer bool) bool {
 	if r.res == nil {
 		r.res = new(resumed)
 	}
