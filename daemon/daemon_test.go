@@ -290,10 +290,27 @@ func TestDaemonFaults(t *testing.T) {
 		}
 		target := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 		defer target.Close()
-		d, logs := testDaemon(t, fmt.Sprintf("results_log = \"/dev/full\"\n[[target]]\nname = \"t\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", target.URL), nil)
+		// The results log is a regular file (anything else is refused);
+		// once the daemon runs, its writes go to /dev/full, as when the
+		// disk fills up under it: every write fails with ENOSPC.
+		results := filepath.Join(t.TempDir(), "results.jsonl")
+		conf := fmt.Sprintf("results_log = %q\n[[target]]\nname = \"t\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"200ms\"\njitter = \"0s\"\n", results, target.URL)
+		d, logs := testDaemon(t, conf, nil)
+		reloaded := make(chan struct{}, 1)
+		d.Reloaded = func(*config.Config) { reloaded <- struct{}{} }
+		reload := make(chan *config.Config)
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- d.Run(ctx, nil) }()
+		go func() { done <- d.Run(ctx, reload) }()
+		// After a reload the daemon runs with its results log open: the
+		// reload's callback orders what it did before what follows here.
+		reload <- reloadConf(t, conf)
+		<-reloaded
+		full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		if err != nil {
+			t.Skip("cannot open /dev/full:", err)
+		}
+		d.results.swap(full)
 		waitFor(t, "a run and its failed write", 30*time.Second, func() bool {
 			var out bytes.Buffer
 			d.Metrics.Set.WritePrometheus(&out)
@@ -460,7 +477,7 @@ func TestGapHistogramCountsEveryGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := runChunks(t, 12_000)
-	if !rec.Intended() || rec.Gaps.Count != 11_999 || len(rec.Gaps.Values) != probe.MaxGapValues || rec.Stalls < 11 {
+	if !rec.Intended() || rec.Gaps.Count != 11_999 || len(rec.Gaps.Values) != probe.MaxGapValues {
 		t.Fatalf("record: %s %s, %d gaps, %d values, %d stalls", rec.Outcome, rec.Error, rec.Gaps.Count, len(rec.Gaps.Values), rec.Stalls)
 	}
 	m := NewMetrics(cfg)
@@ -472,7 +489,8 @@ func TestGapHistogramCountsEveryGap(t *testing.T) {
 	}
 	// The budget is the stall threshold: every stall of the run (the
 	// scheduled ones, every 1,000th gap, the last past the record's
-	// 10,000 values; and any the machine added) is over it.
+	// 10,000 values; any the machine added; less one a late write may
+	// have shortened under it) is over it.
 	if got := seriesSumOf(out.String(), "streamprobe_over_budget_total{", `metric="gap"`); got != rec.Stalls {
 		t.Errorf("over-budget gaps %d, the run had %d stalls", got, rec.Stalls)
 	}

@@ -55,11 +55,12 @@ func (l *resultsLog) loop() {
 		l.queued.Add(-int64(len(line)))
 		l.mu.Lock()
 		var err error
-		if l.f != nil {
+		wrote := l.f != nil
+		if wrote {
 			err = writeLine(l.f, line)
 		}
 		l.mu.Unlock()
-		if l.f == nil {
+		if !wrote {
 			continue
 		}
 		l.stateMu.Lock()
