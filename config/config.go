@@ -29,6 +29,11 @@ type Config struct {
 	Host   string `toml:"host"`
 	// Labels are extra labels on every series (bounded: config values).
 	Labels map[string]string `toml:"labels"`
+	// RegionEnv and LabelsEnv (label name -> environment variable) take
+	// the region and labels from the host's environment, so one file
+	// serves a fleet (a config from a URL).
+	RegionEnv string            `toml:"region_env"`
+	LabelsEnv map[string]string `toml:"labels_env"`
 	// Listen, when set, serves /metrics and /healthz on this address.
 	Listen string `toml:"listen"`
 	// ResultsLog, when set, appends every record as a JSON line to it.
@@ -142,6 +147,42 @@ type Target struct {
 	// of one run (default 5).
 	ResumeOnDrop  *bool `toml:"resume_on_drop"`
 	MaxReconnects int   `toml:"max_reconnects"`
+	// The network path (see Network): IPVersion is 4, 6 (an integer or
+	// a string) or "any"; Resolve an IP address dialled for the URL's
+	// host instead of DNS; SourceAddress the local IP to connect from;
+	// Proxy the target's proxy URL, or "none" for no proxy at all
+	// (default: the environment's).
+	IPVersion     any    `toml:"ip_version"`
+	Resolve       string `toml:"resolve"`
+	SourceAddress string `toml:"source_address"`
+	Proxy         string `toml:"proxy"`
+	// OAuth2, when set, gets the target's bearer token by the OAuth2
+	// client-credentials grant, cached and fetched again before it
+	// expires.
+	OAuth2 *OAuth2 `toml:"oauth2"`
+}
+
+// OAuth2 is a target's OAuth2 client-credentials grant: the token
+// endpoint, the client id, and the client secret from an environment
+// variable or a file (never inline).
+type OAuth2 struct {
+	TokenURL         URL      `toml:"token_url"`
+	ClientID         string   `toml:"client_id"`
+	ClientSecretEnv  string   `toml:"client_secret_env"`
+	ClientSecretFile string   `toml:"client_secret_file"`
+	Scopes           []string `toml:"scopes"`
+}
+
+// IPFamily is the target's ip_version as "4", "6" or "any" ("" when not
+// set), once the config has loaded.
+func (t *Target) IPFamily() string {
+	switch v := t.IPVersion.(type) {
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case string:
+		return v
+	}
+	return ""
 }
 
 // ToolCall is the tool an mcp target calls for a sample: its name, and
@@ -361,6 +402,7 @@ func (c *Config) validate(env Env) error {
 	if !slices.Contains([]string{"auto", "json", "text"}, c.Log.Format) {
 		errs = append(errs, c.errValue("log.format", strconv.Quote(c.Log.Format), "want auto, json or text"))
 	}
+	errs = append(errs, c.hostValues(env.Getenv)...)
 	for _, k := range sortedKeys(c.Labels) {
 		if err := CheckLabelName(k); err != nil {
 			errs = append(errs, c.errAt("labels."+k, "%v", err))
@@ -391,6 +433,44 @@ func (c *Config) validate(env Env) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// hostValues takes the region and the labels that the file names by an
+// environment variable from the host's environment (none is looked up
+// without getenv, for report).
+func (c *Config) hostValues(getenv func(string) string) []error {
+	var errs []error
+	if c.RegionEnv != "" && c.Region != "" {
+		errs = append(errs, c.errAt("region_env", "set region or region_env, not both"))
+	}
+	for _, k := range sortedKeys(c.LabelsEnv) {
+		if _, ok := c.Labels[k]; ok {
+			errs = append(errs, c.errAt("labels_env."+k, "label %s is in [labels] too", k))
+		}
+		if err := CheckLabelName(k); err != nil {
+			errs = append(errs, c.errAt("labels_env."+k, "%v", err))
+		}
+	}
+	if getenv == nil || len(errs) > 0 {
+		return errs
+	}
+	if c.RegionEnv != "" {
+		if c.Region = getenv(c.RegionEnv); c.Region == "" {
+			errs = append(errs, c.errAt("region_env", "environment variable %s is not set", c.RegionEnv))
+		}
+	}
+	for _, k := range sortedKeys(c.LabelsEnv) {
+		v := getenv(c.LabelsEnv[k])
+		if v == "" {
+			errs = append(errs, c.errAt("labels_env."+k, "environment variable %s is not set", c.LabelsEnv[k]))
+			continue
+		}
+		if c.Labels == nil {
+			c.Labels = map[string]string{}
+		}
+		c.Labels[k] = v
+	}
+	return errs
 }
 
 // CheckLabelName reports why k cannot be an extra label's name (the

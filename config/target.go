@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +43,91 @@ func (c *Config) validateTarget(i int, env Env) []error {
 	errs = append(errs, c.checkLimits(t, key)...)
 	errs = append(errs, c.checkDrill(t, key)...)
 	errs = append(errs, c.checkTools(t, key, env.Names)...)
+	errs = append(errs, c.checkNetwork(t, key)...)
+	errs = append(errs, c.checkOAuth2(t, key, env.Getenv)...)
 	return append(errs, c.checkHeaders(t, key, env.Getenv)...)
+}
+
+// checkNetwork checks the network path: the IP family, the fixed and the
+// source address (each an IP of that family), and the proxy.
+func (c *Config) checkNetwork(t *Target, key func(string) string) []error {
+	var errs []error
+	fam := ""
+	switch v := t.IPVersion.(type) {
+	case nil:
+	case int64:
+		fam = strconv.FormatInt(v, 10)
+	case string:
+		fam = v
+	default:
+		fam = "?"
+	}
+	switch {
+	case t.IPVersion == nil:
+	case fam == "4" || fam == "6" || fam == "any":
+		t.IPVersion = fam
+	default:
+		errs = append(errs, c.errValue(key("ip_version"), fmt.Sprint(t.IPVersion), "want 4, 6 or \"any\""))
+		fam = ""
+	}
+	for _, a := range []struct{ k, v string }{{"resolve", t.Resolve}, {"source_address", t.SourceAddress}} {
+		if a.v == "" {
+			continue
+		}
+		ip := net.ParseIP(a.v)
+		switch {
+		case ip == nil:
+			errs = append(errs, c.errValue(key(a.k), strconv.Quote(a.v), "want an IP address (\"203.0.113.5\", \"2001:db8::5\")"))
+		case fam == "4" && ip.To4() == nil, fam == "6" && ip.To4() != nil:
+			errs = append(errs, c.errValue(key(a.k), strconv.Quote(a.v), "is not an IPv%s address, as ip_version = %s asks", fam, fam))
+		}
+	}
+	if r, s := net.ParseIP(t.Resolve), net.ParseIP(t.SourceAddress); r != nil && s != nil && (r.To4() == nil) != (s.To4() == nil) {
+		errs = append(errs, c.errAt(key("source_address"), "%s and resolve %s are not of one IP family", t.SourceAddress, t.Resolve))
+	}
+	if t.Proxy != "" && t.Proxy != "none" {
+		u, err := url.Parse(t.Proxy)
+		switch {
+		case err != nil || u.Host == "" || !slices.Contains([]string{"http", "https", "socks5"}, u.Scheme):
+			errs = append(errs, c.errAt(key("proxy"), "want an http://, https:// or socks5:// proxy URL, or \"none\""))
+		case u.User != nil:
+			errs = append(errs, c.errAt(key("proxy"), "credentials may not be inline: give them in HTTPS_PROXY in the environment (the unit's env file) instead"))
+		case u.Path != "" && u.Path != "/" || u.RawQuery != "":
+			errs = append(errs, c.errAt(key("proxy"), "a proxy URL is scheme://host:port, with no path or query"))
+		}
+	}
+	return errs
+}
+
+// checkOAuth2 checks the OAuth2 client-credentials grant: a token URL, a
+// client id, the secret from exactly one of an environment variable and
+// a file, and no other bearer key beside it.
+func (c *Config) checkOAuth2(t *Target, key func(string) string, getenv func(string) string) []error {
+	o := t.OAuth2
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	k := func(s string) string { return key("oauth2." + s) }
+	if o.TokenURL.URL == nil {
+		errs = append(errs, c.errAt(key("oauth2"), "token_url is required"))
+	}
+	if o.ClientID == "" {
+		errs = append(errs, c.errAt(key("oauth2"), "client_id is required"))
+	}
+	switch {
+	case o.ClientSecretEnv == "" && o.ClientSecretFile == "":
+		errs = append(errs, c.errAt(key("oauth2"), "client_secret_env or client_secret_file is required"))
+	case o.ClientSecretEnv != "" && o.ClientSecretFile != "":
+		errs = append(errs, c.errAt(k("client_secret_file"), "set client_secret_env or client_secret_file, not both"))
+	}
+	if t.BearerEnv != "" || t.BearerFile != "" {
+		errs = append(errs, c.errAt(key("oauth2"), "set oauth2 or bearer_env / bearer_file, not both: the token is the bearer key"))
+	}
+	if o.TokenURL.URL != nil && o.TokenURL.User != nil {
+		errs = append(errs, c.errAt(k("token_url"), "credentials may not be inline: use client_secret_env or client_secret_file"))
+	}
+	return append(errs, c.checkSecret(k("client_secret_env"), k("client_secret_file"), o.ClientSecretEnv, o.ClientSecretFile, getenv)...)
 }
 
 // checkIdentity checks the target's name and where it is: a URL, or the

@@ -1,6 +1,9 @@
 package dialect
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+)
 
 // Target is one endpoint to probe.
 type Target struct {
@@ -45,4 +48,33 @@ type Target struct {
 	// dialects that can resume): such a drop is then an upstream_error.
 	// Drills still resume.
 	NoResume bool
+	// Net is how the target's connections are made (IP family, a fixed
+	// address, the source address, the proxy); the zero value is the
+	// system's way: DNS, either family, the environment's proxy.
+	Net Network
+}
+
+// Network is the network path of a target's connections, applied by a
+// client from NewClient on both of its transports.
+type Network struct {
+	// IPVersion is "4" or "6" to dial that family only; "" either.
+	IPVersion string
+	// Resolve is the IP address dialled for the URL's host instead of
+	// what DNS says (curl's --resolve): TLS and the Host header still
+	// name the host. "" asks DNS.
+	Resolve string
+	// SourceAddr is the local IP address connections are made from; ""
+	// lets the system choose.
+	SourceAddr string
+	// Proxy is the target's proxy; nil means the environment's
+	// (HTTPS_PROXY, ...), unless NoProxy.
+	Proxy *url.URL
+	// NoProxy connects directly, whatever the environment says.
+	NoProxy bool
+}
+
+// Set reports whether n asks for anything but the system's way: a run
+// then records the address it connected to (Record.RemoteAddr).
+func (n Network) Set() bool {
+	return n.IPVersion != "" || n.Resolve != "" || n.SourceAddr != "" || n.Proxy != nil || n.NoProxy
 }

@@ -1,8 +1,12 @@
 package probe
 
 import (
+	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
+	"net/url"
+	"time"
 
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -10,13 +14,16 @@ import (
 
 // NewClient returns the client for target t: a fresh connection for every
 // request unless t.KeepAlive, HTTP/1.1 unless t.HTTP2, proxies from the
-// environment, TLS verification off only for t.InsecureSkipVerify, and
-// t's event size limit. Build it once per target, not per run;
-// CloseIdleConnections on its HTTP client when the target goes away.
+// environment (or t.Net's), TLS verification off only for
+// t.InsecureSkipVerify, t's event size limit, and t.Net's network path
+// (IP family, fixed address, source address) on every connection. Build
+// it once per target, not per run; CloseIdleConnections on its HTTP
+// client when the target goes away.
 //
 // A fresh HTTP/1.1 connection goes through resumeclient.Transport, which
 // keeps no goroutine or write buffer per live stream; keep-alive, HTTP/2
-// and proxies through net/http's transport.
+// and proxies through net/http's transport. Both dial with the same
+// function and pick the proxy with the same one.
 func NewClient(t dialect.Target) *resumeclient.Client {
 	var tlsConf *tls.Config
 	if t.InsecureSkipVerify {
@@ -36,12 +43,56 @@ func NewClient(t dialect.Target) *resumeclient.Client {
 		// A non-nil empty map turns net/http's HTTP/2 off.
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
+	dial, proxy := netPath(t)
+	if dial != nil {
+		tr.DialContext = dial
+	}
+	if proxy != nil {
+		tr.Proxy = proxy
+	}
 	var rt http.RoundTripper = tr
 	if !t.KeepAlive && !t.HTTP2 {
-		rt = &resumeclient.Transport{TLSClientConfig: tlsConf, Fallback: tr}
+		rt = &resumeclient.Transport{TLSClientConfig: tlsConf, Fallback: tr, DialContext: dial, Proxy: proxy}
 	}
 	return &resumeclient.Client{HTTP: &http.Client{Transport: rt}, MaxEventSize: t.MaxEventSize}
 }
 
 // MaxResponseHeader bounds a response's header, on every connection path.
 const MaxResponseHeader = 1 << 20
+
+// netPath is t.Net as a dial function and a proxy function; nil for
+// each the system's way.
+func netPath(t dialect.Target) (func(ctx context.Context, network, addr string) (net.Conn, error), func(*http.Request) (*url.URL, error)) {
+	var proxy func(*http.Request) (*url.URL, error)
+	switch n := t.Net; {
+	case n.NoProxy:
+		proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
+	case n.Proxy != nil:
+		proxy = http.ProxyURL(n.Proxy)
+	}
+	n := t.Net
+	if n.IPVersion == "" && n.Resolve == "" && n.SourceAddr == "" {
+		return nil, proxy
+	}
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	if ip := net.ParseIP(n.SourceAddr); ip != nil {
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
+	host := ""
+	if u, err := url.Parse(t.URL); err == nil {
+		host = u.Hostname()
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		switch n.IPVersion {
+		case "4":
+			network = "tcp4"
+		case "6":
+			network = "tcp6"
+		}
+		if h, port, err := net.SplitHostPort(addr); err == nil && n.Resolve != "" && h == host {
+			// Only the target's own host: a proxy is dialled as named.
+			addr = net.JoinHostPort(n.Resolve, port)
+		}
+		return d.DialContext(ctx, network, addr)
+	}, proxy
+}

@@ -55,20 +55,24 @@ func (g Gaps) Every() []float64 {
 // microsecond precision; a milestone that did not happen is omitted, never
 // zero. No prompt, response text or secret is ever part of it.
 type Record struct {
-	RequestID        string          `json:"request_id"`
-	Target           string          `json:"target"`
-	Sample           string          `json:"sample"`
-	SampleVersion    string          `json:"sample_version"`
-	Dialect          string          `json:"dialect"`
-	Drill            string          `json:"drill"`
-	Outcome          Outcome         `json:"outcome"`
-	Error            string          `json:"error,omitempty"`
-	HTTPStatus       int             `json:"http_status,omitempty"`
-	HTTPVersion      string          `json:"http_version,omitempty"`
-	RetryAfterMs     *float64        `json:"retry_after_ms,omitempty"`
-	DNSMs            *float64        `json:"dns_ms,omitempty"`
-	ConnectMs        *float64        `json:"connect_ms,omitempty"`
-	TLSMs            *float64        `json:"tls_ms,omitempty"`
+	RequestID     string   `json:"request_id"`
+	Target        string   `json:"target"`
+	Sample        string   `json:"sample"`
+	SampleVersion string   `json:"sample_version"`
+	Dialect       string   `json:"dialect"`
+	Drill         string   `json:"drill"`
+	Outcome       Outcome  `json:"outcome"`
+	Error         string   `json:"error,omitempty"`
+	HTTPStatus    int      `json:"http_status,omitempty"`
+	HTTPVersion   string   `json:"http_version,omitempty"`
+	RetryAfterMs  *float64 `json:"retry_after_ms,omitempty"`
+	DNSMs         *float64 `json:"dns_ms,omitempty"`
+	ConnectMs     *float64 `json:"connect_ms,omitempty"`
+	TLSMs         *float64 `json:"tls_ms,omitempty"`
+	// RemoteAddr is the address the first connection was made to
+	// ("ip:port", a proxy's through one), for a target that sets its
+	// network path (ip_version, resolve, source_address, proxy).
+	RemoteAddr       string          `json:"remote_addr,omitempty"`
 	HeadersMs        *float64        `json:"headers_ms,omitempty"`
 	FirstEventMs     *float64        `json:"first_event_ms,omitempty"`
 	FirstEffectiveMs *float64        `json:"first_effective_ms,omitempty"`
@@ -218,4 +222,14 @@ func (r Record) Intended() bool {
 // check's failures and once's exit code all decide with it.
 func (r Record) Passed() bool {
 	return r.Intended() && !r.Verdict.Failed()
+}
+
+// Failed is the result of a run that could not start its request (its
+// credentials could not be had): outcome o and the error msg, which is
+// scrubbed of the target's secrets and cut as a record's error is.
+func Failed(t dialect.Target, s dialect.Sample, d Drill, o Outcome, msg string) Result {
+	r := Record{RequestID: NewRequestID(), Target: t.Name, Sample: s.Name, SampleVersion: s.Version, Dialect: t.Dialect,
+		Drill: d.name(), Outcome: o, Error: msg, StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	r.gate(textgate.Secrets(t.Header, textgate.URLSecrets(t.URL)...))
+	return Result{Record: r}
 }

@@ -64,6 +64,10 @@ func (r *run) setup(t resumeclient.ConnTimes) {
 		return ptr(ms(d))
 	}
 	r.rec.DNSMs, r.rec.ConnectMs, r.rec.TLSMs = opt(t.DNS), opt(t.Connect), opt(t.TLS)
+	if r.t.Net.Set() {
+		// A target that sets its network path records where it went.
+		r.rec.RemoteAddr = t.Remote
+	}
 }
 
 // dropAfterFor is how many text events a connection reads before the

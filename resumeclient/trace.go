@@ -14,6 +14,9 @@ type ConnTimes struct {
 	DNS, Connect, TLS time.Duration
 	// Reused reports a kept-alive connection: no setup was paid.
 	Reused bool
+	// Remote is the address the connection was made to ("ip:port"; a
+	// proxy's when the request went through one); "" when none was made.
+	Remote string
 }
 
 // connTrace collects ConnTimes. The transport may call the hooks from its
@@ -25,6 +28,7 @@ type connTrace struct {
 	tlsStart             time.Time
 	dns, connect, tlsDur time.Duration
 	reused               bool
+	remote               string
 }
 
 func (t *connTrace) hooks() *httptrace.ClientTrace {
@@ -66,6 +70,11 @@ func (t *connTrace) hooks() *httptrace.ClientTrace {
 		GotConn: func(i httptrace.GotConnInfo) {
 			t.mu.Lock()
 			t.reused = i.Reused
+			if i.Conn != nil {
+				if a := i.Conn.RemoteAddr(); a != nil {
+					t.remote = a.String()
+				}
+			}
 			t.mu.Unlock()
 		},
 	}
@@ -75,7 +84,7 @@ func (t *connTrace) times() ConnTimes {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.reused {
-		return ConnTimes{Reused: true}
+		return ConnTimes{Reused: true, Remote: t.remote}
 	}
-	return ConnTimes{DNS: t.dns, Connect: t.connect, TLS: t.tlsDur}
+	return ConnTimes{DNS: t.dns, Connect: t.connect, TLS: t.tlsDur, Remote: t.remote}
 }

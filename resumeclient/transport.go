@@ -52,6 +52,11 @@ type Transport struct {
 	// DialTimeout bounds the TCP connect, TLSHandshakeTimeout the TLS
 	// handshake; 0 means 30 s and 10 s, net/http's defaults.
 	DialTimeout, TLSHandshakeTimeout time.Duration
+	// DialContext, when set, makes the TCP connection to addr
+	// ("host:port") instead of a net.Dialer with DialTimeout: the
+	// target's network path (IP family, fixed address, source address),
+	// the same function net/http's Transport.DialContext takes.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	once     sync.Once
 	fallback http.RoundTripper
@@ -76,6 +81,9 @@ func (t *Transport) fb() http.RoundTripper {
 			}
 			if t.Proxy != nil {
 				tr.Proxy = t.Proxy
+			}
+			if t.DialContext != nil {
+				tr.DialContext = t.DialContext
 			}
 			t.fallback = tr
 		}
@@ -207,8 +215,12 @@ func (t *Transport) dial(ctx context.Context, u *url.URL, trace *httptrace.Clien
 	if trace != nil && trace.GetConn != nil {
 		trace.GetConn(addr)
 	}
-	d := net.Dialer{Timeout: cmp.Or(t.DialTimeout, 30*time.Second), KeepAlive: 30 * time.Second}
-	raw, err := d.DialContext(ctx, "tcp", addr)
+	dial := t.DialContext
+	if dial == nil {
+		d := &net.Dialer{Timeout: cmp.Or(t.DialTimeout, 30*time.Second), KeepAlive: 30 * time.Second}
+		dial = d.DialContext
+	}
+	raw, err := dial(ctx, "tcp", addr)
 	if err != nil && ctx.Err() != nil {
 		return nil, ctxErr(ctx)
 	}

@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"probe":                4,
 	"dialect":              3,
 	"resumeclient":         2,
+	"internal/tokensource": 2,
 	"textgate":             1,
 	"config":               1,
 	"internal/version":     1,

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/builtin"
+	"github.com/streamprobe/streamprobe/internal/tokensource"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -36,6 +38,11 @@ type Job struct {
 	Client *resumeclient.Client
 	// Origin stamps every record of the job (host, region, labels).
 	Origin probe.Origin
+	// Token, when set, gives the target's key for each run (bearer_file,
+	// read again every run; oauth2, a cached token): sent in the header
+	// TokenHeader names, after TokenPrefix.
+	Token                    tokensource.Source
+	TokenHeader, TokenPrefix string
 }
 
 // Run runs the job once: the whole request bounded by max_stream, the
@@ -47,10 +54,35 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
-	res := probe.Run(ctx, j.Target, probe.Options{Sample: j.Sample, CancelAfter: j.Conf.CancelAfter, Drill: j.Drill, Client: c,
+	t, err := j.withToken(ctx)
+	if err != nil {
+		res := probe.Failed(j.Target, j.Sample, j.Drill, probe.UpstreamError, "credentials: "+err.Error())
+		res.Record.Stamp(j.Origin)
+		return res
+	}
+	res := probe.Run(ctx, t, probe.Options{Sample: j.Sample, CancelAfter: j.Conf.CancelAfter, Drill: j.Drill, Client: c,
 		FirstChunkTimeout: j.Conf.Timeout.Duration, Timeout: j.Conf.MaxStream.Duration})
 	res.Record.Stamp(j.Origin)
 	return res
+}
+
+// withToken is the job's target with the key its Token gives now in its
+// header (a copy: the target's header is shared by its jobs).
+func (j Job) withToken(ctx context.Context) (dialect.Target, error) {
+	t := j.Target
+	if j.Token == nil {
+		return t, nil
+	}
+	v, err := j.Token.Token(ctx)
+	if err != nil {
+		return t, err
+	}
+	t.Header = t.Header.Clone()
+	if t.Header == nil {
+		t.Header = http.Header{}
+	}
+	t.Header.Set(j.TokenHeader, j.TokenPrefix+v)
+	return t, nil
 }
 
 // Env is what every command checks a config against: probe's dialects,
@@ -84,10 +116,15 @@ func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]J
 			return nil, err
 		}
 		client := probe.NewClient(t)
+		tok, header, prefix := tokenSource(ct, getenv)
+		job := func(name string, s dialect.Sample, d probe.Drill) Job {
+			return Job{Name: name, Target: t, Sample: s, Drill: d, Conf: ct, Client: client, Origin: origin,
+				Token: tok, TokenHeader: header, TokenPrefix: prefix}
+		}
 		for _, s := range ct.Samples {
 			// A sample runs no drill, but a drop by the server is resumed
 			// and checked with the same settings.
-			jobs = append(jobs, Job{Name: ct.Name + "/" + s, Target: t, Sample: dialect.Samples[s], Drill: DrillSettings(ct), Conf: ct, Client: client, Origin: origin})
+			jobs = append(jobs, job(ct.Name+"/"+s, dialect.Samples[s], DrillSettings(ct)))
 		}
 		drillSample := dialect.Samples["long"]
 		if ct.DrillSample != "" {
@@ -96,7 +133,7 @@ func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]J
 		for _, d := range ct.Drills {
 			dr := DrillSettings(ct)
 			dr.Name = d
-			jobs = append(jobs, Job{Name: ct.Name + "/" + d, Target: t, Sample: drillSample, Drill: dr, Conf: ct, Client: client, Origin: origin})
+			jobs = append(jobs, job(ct.Name+"/"+d, drillSample, dr))
 		}
 	}
 	return jobs, nil
@@ -153,9 +190,14 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		}
 		h.Set(k, v)
 	}
+	// A bearer_file is read again by each run (tokenSource); here it is
+	// only checked.
 	key, err := config.Secret(ct.BearerEnv, ct.BearerFile, getenv)
 	if err != nil {
 		return dialect.Target{}, err
+	}
+	if ct.BearerFile != "" {
+		key = ""
 	}
 	if key != "" {
 		// The dialect's header: a bearer token, or one of the API's own
@@ -173,6 +215,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	if ct.EndData != nil {
 		t.EndData = *ct.EndData
 	}
+	t.Net = network(ct)
 	for s, tc := range ct.Tool {
 		if t.Tools == nil {
 			t.Tools = map[string]dialect.ToolCall{}
@@ -189,6 +232,41 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		t.Model = BuiltinModel
 	}
 	return t, nil
+}
+
+// network is the target's network path as the client takes it.
+func network(ct config.Target) dialect.Network {
+	n := dialect.Network{IPVersion: ct.IPFamily(), Resolve: ct.Resolve, SourceAddr: ct.SourceAddress}
+	switch ct.Proxy {
+	case "":
+	case "none":
+		n.NoProxy = true
+	default:
+		n.Proxy, _ = url.Parse(ct.Proxy) // checked by config
+	}
+	return n
+}
+
+// tokenSource is the target's key fetched for each run, and the header
+// it goes in: oauth2's token as a bearer token, a bearer_file's key read
+// again each run in the dialect's key header; nil for a key that is
+// known at load time (bearer_env, header_env), set in the header then.
+// The OAuth2 client secret is read here, once per load.
+func tokenSource(ct config.Target, getenv func(string) string) (tokensource.Source, string, string) {
+	switch {
+	case ct.OAuth2 != nil:
+		o := ct.OAuth2
+		if getenv == nil {
+			getenv = func(string) string { return "" }
+		}
+		secret, _ := config.Secret(o.ClientSecretEnv, o.ClientSecretFile, getenv) // checked by config
+		return tokensource.NewOAuth2(tokensource.ClientCredentials{TokenURL: o.TokenURL.String(), ClientID: o.ClientID,
+			ClientSecret: secret, Scopes: o.Scopes}), "Authorization", "Bearer "
+	case ct.BearerFile != "":
+		name, prefix := dialect.KeyHeader(ct.Dialect)
+		return tokensource.File(ct.BearerFile), name, prefix
+	}
+	return nil, "", ""
 }
 
 // BuiltinModel is the model a target on the built-in reference target

@@ -137,7 +137,15 @@ bearer_file = "` + keyFile + `"
 	}
 	byTarget := map[string]dialect.Target{}
 	for _, j := range js {
-		byTarget[j.Target.Name] = j.Target
+		// A bearer_file's key is read as each run starts.
+		tg, err := j.withToken(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		byTarget[j.Target.Name] = tg
+		if j.Conf.BearerFile != "" && (j.Target.Header.Get("Authorization") != "" || j.Target.Header.Get("X-Goog-Api-Key") != "") {
+			t.Errorf("%s: a bearer_file's key is in the header built once: %v", j.Name, j.Target.Header)
+		}
 	}
 	if h := byTarget["env"].Header; h.Get("Authorization") != "Bearer sk-env" || h.Get("X-Tenant") != "t-1" || h.Get("X-Plain") != "p" {
 		t.Errorf("env target headers %v", h)
