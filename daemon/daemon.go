@@ -70,9 +70,10 @@ type Daemon struct {
 	results *resultsLog
 	dropLog atomic.Int64 // when a results log drop was last logged (Unix ns)
 
-	pushed pushState   // the push loop and the last push's outcome (push.go)
-	reload reloadState // why the last reload was refused (reload.go)
-	status status      // the page on / (status.go)
+	pushed pushState    // the push loop and the last push's outcome (push.go)
+	reload reloadState  // why the last reload was refused (reload.go)
+	source configSource // the config's URL and its fetches (configsource.go)
+	status status       // the page on / (status.go)
 }
 
 // lifecycle is where Run is: its contexts, its phase and what it waits

@@ -33,6 +33,11 @@ type health struct {
 	LastPush        string   `json:"last_push,omitempty"`
 	LastPushSuccess string   `json:"last_push_success,omitempty"`
 	LastPushError   string   `json:"last_push_error,omitempty"`
+	// The config's URL and its fetches, for a config from a URL.
+	ConfigURL              string `json:"config_url,omitempty"`
+	ConfigLastFetch        string `json:"config_last_fetch,omitempty"`
+	ConfigLastFetchSuccess string `json:"config_last_fetch_success,omitempty"`
+	ConfigLastFetchError   string `json:"config_last_fetch_error,omitempty"`
 }
 
 // health judges the daemon at now: unhealthy when pushes have failed for
@@ -69,6 +74,7 @@ func (d *Daemon) health(now time.Time) health {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("results log records dropped at %s: the disk is not keeping up", at.UTC().Format(time.RFC3339)))
 		}
 	}
+	d.sourceHealth(&h, now)
 	if refused := d.reload.get(); refused != "" {
 		h.Reasons = append(h.Reasons, "the last reload was refused, the old config keeps running: "+refused)
 	}

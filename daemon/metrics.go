@@ -34,6 +34,7 @@ type Metrics struct {
 	mu      sync.Mutex
 	base    string // region="..",host="..",extra labels
 	prom    bool
+	fromURL bool // the config comes from a URL: the fetch series exist
 	jobs    map[string]*jobSeries
 	gone    map[string]bool  // jobs removed by a reload: their late runs add no series
 	budgets map[string]bool  // names of the budget gauges
@@ -53,6 +54,9 @@ type hostSeries struct {
 	lag                                             updater
 	reloadOK, reloadAt                              *metrics.Gauge
 	buildInfo                                       *metrics.Gauge
+	// A config from a URL only (nil otherwise): its fetches.
+	fetchOK, fetchAt *metrics.Gauge
+	fetchErrors      *metrics.Counter
 }
 
 // jobSeries are the series of one job, built once.
@@ -171,6 +175,9 @@ func (m *Metrics) remakeLocked(base string, prom bool) {
 		buildInfo:           m.Set.NewGauge(fmt.Sprintf("%s{%s,version=%q,goversion=%q}", metricnames.BuildInfo, m.base, Version(), runtime.Version()), nil),
 	}
 	m.host.buildInfo.Set(1)
+	if m.fromURL {
+		m.makeFetchSeriesLocked(prev)
+	}
 	if prev.reloadOK != nil {
 		// The last reload's outcome and time are the daemon's, not
 		// the labels': the new series start from them, so that no
@@ -178,6 +185,45 @@ func (m *Metrics) remakeLocked(base string, prom bool) {
 		m.host.reloadOK.Set(prev.reloadOK.Get())
 		m.host.reloadAt.Set(prev.reloadAt.Get())
 	}
+}
+
+// makeFetchSeriesLocked makes the series of a config's fetches, from
+// prev's values (the fetches are the daemon's, not the labels').
+func (m *Metrics) makeFetchSeriesLocked(prev hostSeries) {
+	b := "{" + m.base + "}"
+	m.host.fetchOK = m.Set.NewGauge(metricnames.ConfigFetchSuccessful+b, nil)
+	m.host.fetchAt = m.Set.NewGauge(metricnames.ConfigFetchTimestamp+b, nil)
+	m.host.fetchErrors = m.Set.NewCounter(metricnames.ConfigFetchErrors + b)
+	if prev.fetchOK != nil {
+		m.host.fetchOK.Set(prev.fetchOK.Get())
+		m.host.fetchAt.Set(prev.fetchAt.Get())
+		m.host.fetchErrors.Set(prev.fetchErrors.Get())
+	}
+}
+
+// ConfigFromURL makes the series of a config's fetches.
+func (m *Metrics) ConfigFromURL() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.fromURL {
+		m.fromURL = true
+		m.makeFetchSeriesLocked(hostSeries{})
+	}
+}
+
+// ConfigFetched records a fetch of the config's URL.
+func (m *Metrics) ConfigFetched(ok bool, at time.Time) {
+	h := m.hostSeries()
+	if h.fetchOK == nil {
+		return
+	}
+	if !ok {
+		h.fetchOK.Set(0)
+		h.fetchErrors.Inc()
+		return
+	}
+	h.fetchOK.Set(1)
+	h.fetchAt.Set(float64(at.UnixNano()) / 1e9)
 }
 
 func seriesKey(target, sample, drill string) string { return target + "\x00" + sample + "\x00" + drill }

@@ -47,7 +47,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
-	cfg, err := config.Load(f.config, jobs.Env(os.Getenv))
+	cfg, err := readConfig(ctx, f.config, os.Getenv)
 	if err != nil {
 		printErr(stderr, "check", err)
 		return exitUsage

@@ -25,6 +25,7 @@ var layers = map[string]int{
 	"dialect":              3,
 	"resumeclient":         2,
 	"internal/tokensource": 2,
+	"internal/configsrc":   2,
 	"textgate":             1,
 	"config":               1,
 	"internal/version":     1,

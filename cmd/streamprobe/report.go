@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamprobe/streamprobe/config"
-	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/report"
 	"github.com/streamprobe/streamprobe/scorecard"
@@ -82,7 +80,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	// A report sends no request: the config is read for its budgets,
 	// and no secret it names is looked up (no getenv).
-	cfg, err := config.Load(rf.config, jobs.Env(nil))
+	cfg, err := readConfig(ctx, rf.config, nil)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -47,6 +47,10 @@ const (
 	ReloadSuccessful    = "streamprobe_config_last_reload_successful"
 	ReloadTimestamp     = "streamprobe_config_last_reload_success_timestamp_seconds"
 	BuildInfo           = "streamprobe_build_info"
+	// A config from a URL only: its fetches.
+	ConfigFetchSuccessful = "streamprobe_config_last_fetch_successful"
+	ConfigFetchTimestamp  = "streamprobe_config_last_fetch_success_timestamp_seconds"
+	ConfigFetchErrors     = "streamprobe_config_fetch_errors_total"
 )
 
 // Timing names the histogram of a card's timing row (tfc, gap, tail,
