@@ -36,6 +36,9 @@ type Config struct {
 	LabelsEnv map[string]string `toml:"labels_env"`
 	// Listen, when set, serves /metrics and /healthz on this address.
 	Listen string `toml:"listen"`
+	// RunTokenFile, when set, turns on POST /run on the listen address
+	// for requests that carry the token the file holds.
+	RunTokenFile string `toml:"run_token_file"`
 	// ResultsLog, when set, appends every record as a JSON line to it.
 	ResultsLog string `toml:"results_log"`
 	// MaxConcurrent bounds the runs in flight on this host.
@@ -409,6 +412,10 @@ func (c *Config) validate(env Env) error {
 		}
 	}
 	errs = append(errs, c.validatePush(env.Getenv)...)
+	if c.RunTokenFile != "" && c.Listen == "" {
+		errs = append(errs, c.errAt("run_token_file", "on-demand runs are served on the listen address: set listen too"))
+	}
+	errs = append(errs, c.checkSecret("", "run_token_file", "", c.RunTokenFile, env.Getenv)...)
 	if len(c.Targets) == 0 {
 		errs = append(errs, &Error{File: c.file, Key: "target", Msg: "no [[target]]: nothing to probe"})
 	}

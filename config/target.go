@@ -85,18 +85,28 @@ func (c *Config) checkNetwork(t *Target, key func(string) string) []error {
 	if r, s := net.ParseIP(t.Resolve), net.ParseIP(t.SourceAddress); r != nil && s != nil && (r.To4() == nil) != (s.To4() == nil) {
 		errs = append(errs, c.errAt(key("source_address"), "%s and resolve %s are not of one IP family", t.SourceAddress, t.Resolve))
 	}
-	if t.Proxy != "" && t.Proxy != "none" {
-		u, err := url.Parse(t.Proxy)
-		switch {
-		case err != nil || u.Host == "" || !slices.Contains([]string{"http", "https", "socks5"}, u.Scheme):
-			errs = append(errs, c.errAt(key("proxy"), "want an http://, https:// or socks5:// proxy URL, or \"none\""))
-		case u.User != nil:
-			errs = append(errs, c.errAt(key("proxy"), "credentials may not be inline: give them in HTTPS_PROXY in the environment (the unit's env file) instead"))
-		case u.Path != "" && u.Path != "/" || u.RawQuery != "":
-			errs = append(errs, c.errAt(key("proxy"), "a proxy URL is scheme://host:port, with no path or query"))
-		}
+	if err := c.checkProxy(t, key); err != nil {
+		errs = append(errs, err)
 	}
 	return errs
+}
+
+// checkProxy checks the target's proxy: a URL with no credentials, path
+// or query, or "none".
+func (c *Config) checkProxy(t *Target, key func(string) string) error {
+	if t.Proxy == "" || t.Proxy == "none" {
+		return nil
+	}
+	u, err := url.Parse(t.Proxy)
+	switch {
+	case err != nil || u.Host == "" || !slices.Contains([]string{"http", "https", "socks5"}, u.Scheme):
+		return c.errAt(key("proxy"), "want an http://, https:// or socks5:// proxy URL, or \"none\"")
+	case u.User != nil:
+		return c.errAt(key("proxy"), "credentials may not be inline: give them in HTTPS_PROXY in the environment (the unit's env file) instead")
+	case u.Path != "" && u.Path != "/" || u.RawQuery != "":
+		return c.errAt(key("proxy"), "a proxy URL is scheme://host:port, with no path or query")
+	}
+	return nil
 }
 
 // checkOAuth2 checks the OAuth2 client-credentials grant: a token URL, a

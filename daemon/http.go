@@ -75,10 +75,14 @@ func shutdownServer(srv *http.Server) {
 
 // Handler serves /metrics (the same set as the push), /healthz (200 and
 // {"status":"ok"} when healthy, 503 and {"status":"unhealthy"} with the
-// reasons otherwise, see Daemon.health) and the status page on /.
+// reasons otherwise, see Daemon.health), the status page on / and its
+// content as JSON on /api/status, and the on-demand run, POST /run
+// (ondemand.go).
 func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.serveStatus)
+	mux.HandleFunc("GET /api/status", d.serveAPIStatus)
+	mux.HandleFunc("POST /run", d.serveRun)
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		d.Metrics.Set.WritePrometheus(w)

@@ -25,6 +25,10 @@ type current struct {
 	sched gocron.Scheduler    // nil before the first apply
 	plans map[string]*jobPlan // job name -> how sched has it (schedule.go)
 	gen   uint64              // sched's generation, 1 for the first
+	jobs  []jobs.Job          // cfg's jobs, for an on-demand run
+	// runToken is the on-demand run's token ("": off), read from cfg's
+	// run_token_file when it was applied.
+	runToken string
 	// fired is, by job name, when its task last fired and in which
 	// generation: written by the tasks of every scheduler, the retired
 	// ones included (schedule.go).
@@ -103,6 +107,7 @@ type staged struct {
 	sched    gocron.Scheduler  // cfg's jobs scheduled, not started
 	plans    map[string]*jobPlan
 	gen      uint64
+	runToken string
 }
 
 // discard closes what st opened and started.
@@ -143,6 +148,9 @@ func (d *Daemon) stage(cfg *config.Config) (*staged, error) {
 // on an error, what it filled is for stage to discard.
 func (d *Daemon) prepare(st *staged) (err error) {
 	cfg := st.cfg
+	if st.runToken, err = readRunToken(cfg); err != nil {
+		return err
+	}
 	if cfg.ResultsLog != "" {
 		if err := config.MakeLogDir(cfg.ResultsLog); err != nil {
 			return fmt.Errorf("results_log: %w", err)
@@ -216,6 +224,7 @@ func (d *Daemon) commit(st *staged) {
 	d.cur.mu.Lock()
 	old := d.cur.sched
 	d.cur.cfg, d.cur.sched, d.cur.plans, d.cur.gen = cfg, st.sched, st.plans, st.gen
+	d.cur.jobs, d.cur.runToken = st.jobs, st.runToken
 	d.cur.mu.Unlock()
 	if st.builtin != nil {
 		d.builtin = st.builtin

@@ -132,9 +132,7 @@ type pageFacts struct {
 
 // serveStatus writes the status page: one self-contained HTML file.
 func (d *Daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	now := time.Now()
-	f := pageFacts{now: now, started: d.life.since(), health: d.health(now), push: d.pushConfig(), next: d.nextRuns()}
-	f.pushAt, f.pushErr, _ = d.pushed.last()
+	f := d.pageFacts()
 	var b bytes.Buffer
 	if err := statusTemplate.Execute(&b, d.status.view(f)); err != nil {
 		d.Log.Error("status page", "err", err)
@@ -144,6 +142,15 @@ func (d *Daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(b.Bytes())
+}
+
+// pageFacts gathers what the page (and /api/status) says besides the
+// jobs, now.
+func (d *Daemon) pageFacts() pageFacts {
+	now := time.Now()
+	f := pageFacts{now: now, started: d.life.since(), health: d.health(now), push: d.pushConfig(), next: d.nextRuns()}
+	f.pushAt, f.pushErr, _ = d.pushed.last()
+	return f
 }
 
 // nextRuns is, by job name, the next run its scheduler has planned (the
@@ -197,6 +204,7 @@ type jobView struct {
 	Target, Sample, Drill, Dialect, Title string
 	Runs                                  int
 	Next                                  string
+	NextAt                                time.Time
 	// Verdict is the class verdict over the runs held: PASS, FAIL or ""
 	// (no run yet); Why says why a FAIL is one.
 	Verdict            string
@@ -213,19 +221,28 @@ type jobView struct {
 
 // cellView is one of the class's cells as check's text card shows it.
 type cellView struct {
-	Row, Text, Mark string
-	Over            bool
+	Row  string `json:"row"`
+	Text string `json:"text"`
+	Mark string `json:"mark,omitempty"`
+	Over bool   `json:"over"`
 }
 
 // runRow is one run in a job's table.
 type runRow struct {
-	Started, Outcome, Verdict, HTTP, TFC, Gap, Tail, RequestID string
-	Stalls                                                     int
-	OK                                                         bool
+	Started   string `json:"started"`
+	Outcome   string `json:"outcome"`
+	Verdict   string `json:"verdict,omitempty"`
+	HTTP      string `json:"http_status,omitempty"`
+	TFC       string `json:"tfc_ms,omitempty"`
+	Gap       string `json:"gap_p95_ms,omitempty"`
+	Tail      string `json:"tail_ms,omitempty"`
+	RequestID string `json:"request_id"`
+	Stalls    int    `json:"stalls_over_250ms"`
+	OK        bool   `json:"passed"`
 	// Note is the run's error (Err) or, for a run that ended as its
 	// sample intends, how it ended (the cancel sample's cancel).
-	Note string
-	Err  bool
+	Note string `json:"note,omitempty"`
+	Err  bool   `json:"error"`
 }
 
 // shown is server text as the page may show it: through the scrub gate
@@ -261,6 +278,7 @@ func (s *status) view(f pageFacts) statusView {
 		jv := st.view(cards[st.target])
 		if t, ok := f.next[st.name]; ok {
 			jv.Next = fmt.Sprintf("%s (in %s)", ts(t), max(0, t.Sub(f.now)).Round(time.Second))
+			jv.NextAt = t
 		}
 		v.Jobs = append(v.Jobs, jv)
 	}
