@@ -47,6 +47,7 @@ type Config struct {
 	ShutdownTimeout Duration  `toml:"shutdown_timeout"`
 	Log             Log       `toml:"log"`
 	Push            Push      `toml:"push"`
+	OTLP            OTLP      `toml:"otlp"`
 	Targets         []Target  `toml:"target"`
 	Budgets         BudgetMap `toml:"budget"`
 
@@ -76,6 +77,25 @@ type Push struct {
 	AuthorizationFile string `toml:"authorization_file"`
 	// Histograms is "vmrange" (VictoriaMetrics' default) or "prometheus"
 	// (le buckets, for Prometheus and Mimir).
+	Histograms string `toml:"histograms"`
+}
+
+// OTLP configures the OpenTelemetry metrics export (OTLP over HTTP,
+// protobuf).
+type OTLP struct {
+	// URL is the OTLP/HTTP metrics endpoint, e.g.
+	// http://collector:4318/v1/metrics; empty disables the export.
+	URL      URL      `toml:"url"`
+	Interval Duration `toml:"interval"`
+	Timeout  Duration `toml:"timeout"`
+	// Headers are sent with every export (not for secrets).
+	Headers map[string]string `toml:"headers"`
+	// AuthorizationEnv or AuthorizationFile holds the whole Authorization
+	// header value; never inline.
+	AuthorizationEnv  string `toml:"authorization_env"`
+	AuthorizationFile string `toml:"authorization_file"`
+	// Histograms is "explicit" (the conventions' advised buckets) or
+	// "exponential" (base-2 exponential histograms).
 	Histograms string `toml:"histograms"`
 }
 
@@ -346,6 +366,15 @@ func (c *Config) setHostDefaults() {
 	if !c.has("push.histograms") {
 		c.Push.Histograms = "vmrange"
 	}
+	if !c.has("otlp.interval") {
+		c.OTLP.Interval.Duration = DefaultPushInterval
+	}
+	if !c.has("otlp.timeout") {
+		c.OTLP.Timeout.Duration = DefaultPushTimeout
+	}
+	if !c.has("otlp.histograms") {
+		c.OTLP.Histograms = "explicit"
+	}
 }
 
 // setDefaults sets every default of a file. A target's key left out
@@ -412,6 +441,7 @@ func (c *Config) validate(env Env) error {
 		}
 	}
 	errs = append(errs, c.validatePush(env.Getenv)...)
+	errs = append(errs, c.validateOTLP(env.Getenv)...)
 	if c.RunTokenFile != "" && c.Listen == "" {
 		errs = append(errs, c.errAt("run_token_file", "on-demand runs are served on the listen address: set listen too"))
 	}
@@ -522,6 +552,39 @@ func (c *Config) validatePush(getenv func(string) string) []error {
 		}
 	}
 	return errs
+}
+
+// validateOTLP checks [otlp] as [push] is checked: the period, the
+// timeout, no query string, no secret header inline, the authorization
+// from a variable or a file.
+func (c *Config) validateOTLP(getenv func(string) string) []error {
+	var errs []error
+	o := &c.OTLP
+	switch {
+	case o.Interval.Duration < time.Second:
+		errs = append(errs, c.errValue("otlp.interval", o.Interval.Duration.String(), "want 1s or more"))
+	case o.Timeout.Duration <= 0:
+		errs = append(errs, c.errValue("otlp.timeout", o.Timeout.Duration.String(), "want a positive duration"))
+	case o.Timeout.Duration > o.Interval.Duration:
+		errs = append(errs, c.errAt("otlp.timeout", "timeout (%s) must not be longer than interval (%s)", o.Timeout.Duration, o.Interval.Duration))
+	}
+	if o.URL.URL != nil && (o.URL.RawQuery != "" || o.URL.User != nil) {
+		errs = append(errs, c.errAt("otlp.url", "a query string or user info is not allowed (it would show in logs and /healthz); put credentials in authorization_env or authorization_file"))
+	}
+	if o.Histograms != "explicit" && o.Histograms != "exponential" {
+		errs = append(errs, c.errValue("otlp.histograms", strconv.Quote(o.Histograms), "want explicit or exponential"))
+	}
+	for _, k := range sortedKeys(o.Headers) {
+		if isSecretHeader(k) {
+			errs = append(errs, c.errAt("otlp.headers."+k, "secrets may not be inline: use authorization_env or authorization_file"))
+		} else if err := headerValue(o.Headers[k]); err != nil {
+			errs = append(errs, c.errAt("otlp.headers."+k, "the value %v", err))
+		}
+	}
+	if o.AuthorizationEnv != "" && o.AuthorizationFile != "" {
+		errs = append(errs, c.errAt("otlp.authorization_file", "set authorization_env or authorization_file, not both"))
+	}
+	return append(errs, c.checkSecret("otlp.authorization_env", "otlp.authorization_file", o.AuthorizationEnv, o.AuthorizationFile, getenv)...)
 }
 
 // checkSecret looks up the secret named by the environment variable env

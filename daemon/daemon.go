@@ -73,6 +73,7 @@ type Daemon struct {
 	pushed pushState    // the push loop and the last push's outcome (push.go)
 	reload reloadState  // why the last reload was refused (reload.go)
 	source configSource // the config's URL and its fetches (configsource.go)
+	otlp   otlpSink     // the OTLP export (otlp.go)
 	status status       // the page on / (status.go)
 }
 
@@ -172,6 +173,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	stopPush()
 	<-pushDone
 	d.push(context.Background()) // the last numbers, cumulative as always
+	d.otlpClose(d.config().OTLP.Timeout.Duration)
 	d.pushTransport().CloseIdleConnections()
 	d.web.close()
 	d.results.close()

@@ -108,6 +108,7 @@ type staged struct {
 	plans    map[string]*jobPlan
 	gen      uint64
 	runToken string
+	otlpAuth string // the OTLP export's authorization
 }
 
 // discard closes what st opened and started.
@@ -149,6 +150,9 @@ func (d *Daemon) stage(cfg *config.Config) (*staged, error) {
 func (d *Daemon) prepare(st *staged) (err error) {
 	cfg := st.cfg
 	if st.runToken, err = readRunToken(cfg); err != nil {
+		return err
+	}
+	if st.otlpAuth, err = d.otlpAuth(cfg); err != nil {
 		return err
 	}
 	if cfg.ResultsLog != "" {
@@ -236,6 +240,9 @@ func (d *Daemon) commit(st *staged) {
 	d.slots.resize(cfg.MaxConcurrent)
 	d.results.swap(st.results)
 	d.Metrics.Reconfigure(cfg, st.jobs)
+	if err := d.otlpReconfigure(cfg, st.jobs, st.otlpAuth); err != nil {
+		d.Log.Error("the OTLP export cannot start; the metrics go to the push and /metrics only", "err", err)
+	}
 	d.status.configured(cfg, st.jobs, time.Now())
 	select {
 	case d.pushed.reset <- struct{}{}:

@@ -139,6 +139,7 @@ func (d *Daemon) record(r probe.Record, shutdown bool) {
 		d.Log.Info("run cancelled by shutdown", "target", r.Target, "sample", r.Sample, "drill", r.Drill, "request_id", r.RequestID)
 	} else {
 		d.Metrics.Observe(r)
+		d.otlpObserve(r)
 		d.logRun(r)
 	}
 	if d.results.enabled.Load() {

@@ -56,3 +56,29 @@ const (
 // Timing names the histogram of a card's timing row (tfc, gap, tail,
 // close: streamprobe_<row>_seconds).
 func Timing(row string) string { return "streamprobe_" + row + "_seconds" }
+
+// The OTLP export's names (daemon/otlp.go). Where the OpenTelemetry
+// semantic conventions name a measurement, their name: the GenAI client
+// metrics for the API dialects' streams (time to first chunk, time per
+// output chunk: in development in the conventions, absent from the Go
+// semconv package of this SDK), the operation duration and token usage,
+// and MCP's client operation duration for the mcp dialect. The rest are
+// streamprobe's own, dotted as OpenTelemetry names are.
+const (
+	OTelTimeToFirstChunk  = "gen_ai.client.operation.time_to_first_chunk"
+	OTelTimePerChunk      = "gen_ai.client.operation.time_per_output_chunk"
+	OTelOperationDuration = "gen_ai.client.operation.duration"
+	OTelTokenUsage        = "gen_ai.client.token.usage"
+	OTelMCPDuration       = "mcp.client.operation.duration"
+	OTelTFC               = "streamprobe.tfc"
+	OTelGap               = "streamprobe.gap"
+	OTelTail              = "streamprobe.tail"
+	OTelClose             = "streamprobe.close"
+	OTelRuns              = "streamprobe.runs"
+	OTelRunsFailed        = "streamprobe.runs.failed"
+	OTelStalls            = "streamprobe.stalls"
+	OTelStalledRuns       = "streamprobe.stalled_runs"
+	OTelResumeChecks      = "streamprobe.resume.checks"
+	OTelResumeHandshake   = "streamprobe.resume.handshake"
+	OTelReconnect         = "streamprobe.reconnect"
+)
