@@ -34,6 +34,10 @@ type Config struct {
 	// serves a fleet (a config from a URL).
 	RegionEnv string            `toml:"region_env"`
 	LabelsEnv map[string]string `toml:"labels_env"`
+	// HostEnv and ListenEnv take host and listen from the environment
+	// the same way.
+	HostEnv   string `toml:"host_env"`
+	ListenEnv string `toml:"listen_env"`
 	// Listen, when set, serves /metrics and /healthz on this address.
 	Listen string `toml:"listen"`
 	// RunTokenFile, when set, turns on POST /run on the listen address
@@ -50,6 +54,11 @@ type Config struct {
 	OTLP            OTLP      `toml:"otlp"`
 	Targets         []Target  `toml:"target"`
 	Budgets         BudgetMap `toml:"budget"`
+	// SLOs are the objectives by sample class ([slo.<sample>]), and
+	// SLOFleetRegions how many regions must burn an objective's budget at
+	// once for the fleet alert (StreamprobeSLOFleetBurn).
+	SLOs            map[string]SLO `toml:"slo"`
+	SLOFleetRegions int            `toml:"slo_fleet_regions"`
 
 	file  string
 	index keyIndex
@@ -225,6 +234,29 @@ type Budget struct {
 	StallShare *float64 `toml:"stall_share"`
 }
 
+// SLO is a sample class's objectives, each the share (0 to 1, 1
+// excluded: a budget of no error cannot burn) of its runs that must be
+// good over the objective's window: TFCWithin, runs within the class's
+// TFC budget; NoStall, runs without a gap over 250 ms; DrillsPass, the
+// drills (which stream this sample) that pass. nil: no objective.
+type SLO struct {
+	TFCWithin  *float64 `toml:"tfc_within"`
+	NoStall    *float64 `toml:"no_stall"`
+	DrillsPass *float64 `toml:"drills_pass"`
+}
+
+// Objectives are s's objectives by SLI name (tfc_within, no_stall,
+// drills_pass), those set only.
+func (s SLO) Objectives() map[string]float64 {
+	out := map[string]float64{}
+	for name, v := range map[string]*float64{"tfc_within": s.TFCWithin, "no_stall": s.NoStall, "drills_pass": s.DrillsPass} {
+		if v != nil {
+			out[name] = *v
+		}
+	}
+	return out
+}
+
 // BudgetMap holds the budgets by sample name.
 type BudgetMap map[string]Budget
 
@@ -238,6 +270,7 @@ const (
 	DefaultJitter          = 5 * time.Second
 	DefaultTimeout         = 30 * time.Second
 	DefaultMaxStream       = 5 * time.Minute
+	DefaultSLOFleetRegions = 2
 )
 
 // The kinds of event ids a target's ids key may name: integers, checked
@@ -277,7 +310,7 @@ var (
 	// its series (daemon's TestLabelNamesAreReserved reads them off its
 	// /metrics): a [labels] key of the same name would make a series
 	// carry the label twice.
-	reserved = []string{"target", "sample", "dialect", "drill", "outcome", "verdict", "failed", "resumed", "vmrange", "le", "region", "host", "metric", "reason", "version", "goversion"}
+	reserved = []string{"target", "sample", "dialect", "drill", "outcome", "verdict", "failed", "resumed", "vmrange", "le", "region", "host", "metric", "reason", "version", "goversion", "slo"}
 )
 
 // Load reads, decodes, defaults and validates the file at path.
@@ -365,6 +398,9 @@ func (c *Config) setHostDefaults() {
 	}
 	if !c.has("push.histograms") {
 		c.Push.Histograms = "vmrange"
+	}
+	if !c.has("slo_fleet_regions") {
+		c.SLOFleetRegions = DefaultSLOFleetRegions
 	}
 	if !c.has("otlp.interval") {
 		c.OTLP.Interval.Duration = DefaultPushInterval
@@ -458,6 +494,7 @@ func (c *Config) validate(env Env) error {
 		}
 		names[n] = i
 	}
+	errs = append(errs, c.validateSLOs(env.Names)...)
 	for _, s := range sortedKeys(c.Budgets) {
 		if !slices.Contains(env.Names.Samples, s) {
 			errs = append(errs, c.errAt("budget."+s, "unknown sample %q (known: %s)", s, strings.Join(env.Names.Samples, ", ")))
@@ -477,8 +514,11 @@ func (c *Config) validate(env Env) error {
 // without getenv, for report).
 func (c *Config) hostValues(getenv func(string) string) []error {
 	var errs []error
-	if c.RegionEnv != "" && c.Region != "" {
-		errs = append(errs, c.errAt("region_env", "set region or region_env, not both"))
+	both := []struct{ key, env string }{{"region", c.RegionEnv}, {"host", c.HostEnv}, {"listen", c.ListenEnv}}
+	for _, b := range both {
+		if b.env != "" && c.has(b.key) {
+			errs = append(errs, c.errAt(b.key+"_env", "set %s or %s_env, not both", b.key, b.key))
+		}
 	}
 	for _, k := range sortedKeys(c.LabelsEnv) {
 		if _, ok := c.Labels[k]; ok {
@@ -491,9 +531,16 @@ func (c *Config) hostValues(getenv func(string) string) []error {
 	if getenv == nil || len(errs) > 0 {
 		return errs
 	}
-	if c.RegionEnv != "" {
-		if c.Region = getenv(c.RegionEnv); c.Region == "" {
-			errs = append(errs, c.errAt("region_env", "environment variable %s is not set", c.RegionEnv))
+	for _, v := range []struct {
+		key string
+		env string
+		to  *string
+	}{{"region_env", c.RegionEnv, &c.Region}, {"host_env", c.HostEnv, &c.Host}, {"listen_env", c.ListenEnv, &c.Listen}} {
+		if v.env == "" {
+			continue
+		}
+		if *v.to = getenv(v.env); *v.to == "" {
+			errs = append(errs, c.errAt(v.key, "environment variable %s is not set", v.env))
 		}
 	}
 	for _, k := range sortedKeys(c.LabelsEnv) {
@@ -506,6 +553,31 @@ func (c *Config) hostValues(getenv func(string) string) []error {
 			c.Labels = map[string]string{}
 		}
 		c.Labels[k] = v
+	}
+	return errs
+}
+
+// validateSLOs checks [slo.<sample>]: a known sample, each objective a
+// share above 0 and below 1, tfc_within with a TFC budget to be within;
+// and slo_fleet_regions, 1 or more when written.
+func (c *Config) validateSLOs(names Names) []error {
+	var errs []error
+	for _, s := range sortedKeys(c.SLOs) {
+		if !slices.Contains(names.Samples, s) {
+			errs = append(errs, c.errAt("slo."+s, "unknown sample %q (known: %s)", s, strings.Join(names.Samples, ", ")))
+		}
+		o := c.SLOs[s].Objectives()
+		for _, k := range sortedKeys(o) {
+			if v := o[k]; v <= 0 || v >= 1 {
+				errs = append(errs, c.errValue("slo."+s+"."+k, strconv.FormatFloat(v, 'g', -1, 64), "want a share above 0 and below 1 (0.99 is 99%% of runs good)"))
+			}
+		}
+		if _, ok := o["tfc_within"]; ok && c.Budgets[s].TFC.Duration <= 0 {
+			errs = append(errs, c.errAt("slo."+s+".tfc_within", "needs a TFC budget to be within: set [budget.%s] tfc", s))
+		}
+	}
+	if c.has("slo_fleet_regions") && c.SLOFleetRegions < 1 {
+		errs = append(errs, c.errValue("slo_fleet_regions", strconv.Itoa(c.SLOFleetRegions), "want 1 or more"))
 	}
 	return errs
 }

@@ -430,3 +430,26 @@ func TestWrittenZeroTimeoutIsNoLimit(t *testing.T) {
 		}
 	}
 }
+
+// One file for a fleet: region, host, listen and labels from the host's
+// environment; a variable that is not set, or a key given both ways, is an
+// error naming the key.
+func TestHostValuesFromEnv(t *testing.T) {
+	text := "region_env = \"R\"\nhost_env = \"H\"\nlisten_env = \"L\"\n[labels]\nteam = \"probes\"\n[labels_env]\nsite = \"S\"\n[[target]]\nname = \"a\"\nurl = \"http://x\"\n"
+	c, err := Parse("f.toml", []byte(text), env(map[string]string{"R": "eu-west", "H": "edge-7", "L": "127.0.0.1:9465", "S": "fra1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Region != "eu-west" || c.Host != "edge-7" || c.Listen != "127.0.0.1:9465" || c.Labels["site"] != "fra1" || c.Labels["team"] != "probes" {
+		t.Errorf("region %q host %q listen %q labels %v", c.Region, c.Host, c.Listen, c.Labels)
+	}
+	_, err = Parse("f.toml", []byte(text), env(map[string]string{"R": "eu-west", "S": "fra1"}))
+	want := "f.toml:2: host_env: environment variable H is not set\nf.toml:3: listen_env: environment variable L is not set"
+	if err == nil || err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+	_, err = Parse("f.toml", []byte("host = \"x\"\nhost_env = \"H\"\n[[target]]\nname = \"a\"\nurl = \"http://x\"\n"), env(map[string]string{"H": "y"}))
+	if err == nil || err.Error() != "f.toml:2: host_env: set host or host_env, not both" {
+		t.Errorf("both: %v", err)
+	}
+}

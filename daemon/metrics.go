@@ -39,6 +39,7 @@ type Metrics struct {
 	gone    map[string]bool  // jobs removed by a reload: their late runs add no series
 	budgets map[string]bool  // names of the budget gauges
 	budget  config.BudgetMap // the budgets in force, for the over-budget counters
+	slos    map[string]bool  // names of the SLO gauges
 	host    hostSeries
 	// push is where the series go: the push settings of the config
 	// whose labels they carry, changed with them (Reconfigure) and taken
@@ -125,6 +126,7 @@ func (m *Metrics) Reconfigure(c *config.Config, jobs []jobs.Job) {
 		}
 	}
 	m.setBudgetsLocked(c)
+	m.setSLOsLocked(c)
 	m.push = c.Push
 }
 
@@ -159,7 +161,7 @@ func (m *Metrics) remakeLocked(base string, prom bool) {
 	}
 	m.Set.UnregisterAllMetrics()
 	m.base, m.prom = base, prom
-	m.jobs, m.gone, m.budgets = map[string]*jobSeries{}, gone, map[string]bool{}
+	m.jobs, m.gone, m.budgets, m.slos = map[string]*jobSeries{}, gone, map[string]bool{}, map[string]bool{}
 	b := "{" + m.base + "}"
 	prev := m.host
 	m.host = hostSeries{
@@ -280,6 +282,31 @@ func (m *Metrics) setBudgetsLocked(c *config.Config) {
 		}
 	}
 	m.budgets = now
+}
+
+// setSLOsLocked exports the SLO objectives as gauges, and the regions the
+// fleet alert needs when there is an objective; those no longer in c are
+// unregistered. m.mu is held.
+func (m *Metrics) setSLOsLocked(c *config.Config) {
+	now := map[string]bool{}
+	for sample, o := range c.SLOs {
+		for slo, v := range o.Objectives() {
+			name := fmt.Sprintf(`%s{%s,sample=%q,slo=%q}`, metricnames.SLOObjective, m.base, sample, slo)
+			m.Set.GetOrCreateGauge(name, nil).Set(v)
+			now[name] = true
+		}
+	}
+	if len(now) > 0 {
+		name := metricnames.SLOFleetRegions + "{" + m.base + "}"
+		m.Set.GetOrCreateGauge(name, nil).Set(float64(c.SLOFleetRegions))
+		now[name] = true
+	}
+	for name := range m.slos {
+		if !now[name] {
+			m.Set.UnregisterMetric(name)
+		}
+	}
+	m.slos = now
 }
 
 // The base-labelled counters and gauges, current for the config in force.

@@ -26,18 +26,20 @@ func tool(t *testing.T, name, pkg string) string {
 
 func TestAlertRulesWithPromtool(t *testing.T) {
 	promtool := tool(t, "promtool", "prometheus")
-	if out, err := exec.Command(promtool, "check", "rules", "alerts.yml", "hosts.example.yml").CombinedOutput(); err != nil {
+	if out, err := exec.Command(promtool, "check", "rules", "alerts.yml", "hosts.example.yml", "slo.yml").CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
-	out, err := exec.Command(promtool, "test", "rules", "alerts_test.yml").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "SUCCESS") {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	for _, tests := range []string{"alerts_test.yml", "slo_test.yml"} {
+		out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "SUCCESS") {
+			t.Fatalf("promtool test rules %s: %v\n%s", tests, err, out)
+		}
 	}
 }
 
 func TestAlertRulesWithVmalert(t *testing.T) {
 	vmalert := vmtest.Bin(t, "vmalert")
-	out, err := exec.Command(vmalert, "-rule=alerts.yml", "-rule=hosts.example.yml", "-dryRun", "-loggerLevel=ERROR").CombinedOutput()
+	out, err := exec.Command(vmalert, "-rule=alerts.yml", "-rule=hosts.example.yml", "-rule=slo.yml", "-dryRun", "-loggerLevel=ERROR").CombinedOutput()
 	if err != nil {
 		t.Fatalf("vmalert -dryRun: %v\n%s", err, out)
 	}

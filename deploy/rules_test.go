@@ -10,6 +10,7 @@ import (
 	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/daemon"
 	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/metricnames"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -17,7 +18,7 @@ import (
 // /metrics after the given records.
 func daemonSeries(t *testing.T, recs ...probe.Record) string {
 	t.Helper()
-	cfg, err := config.Parse("a.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[[target]]\nname = \"api\"\nurl = \"http://x\"\nsamples = [\"short\", \"long\", \"cancel\"]\ndrills = [\"drop\"]\n[budget.short]\ntfc = \"600ms\"\n"), jobs.Env(os.Getenv))
+	cfg, err := config.Parse("a.toml", []byte("region = \"eu\"\nhost = \"h1\"\n[[target]]\nname = \"api\"\nurl = \"http://x\"\nsamples = [\"short\", \"long\", \"cancel\"]\ndrills = [\"drop\"]\n[budget.short]\ntfc = \"600ms\"\n[slo.short]\ntfc_within = 0.99\nno_stall = 0.95\n[slo.long]\ndrills_pass = 0.99\n"), jobs.Env(os.Getenv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestRulesReadSeriesTheDaemonExports(t *testing.T) {
 	tfc := 412.0
 	exported := daemonSeries(t, probe.Record{Target: "api", Sample: "long", Dialect: "sse", Drill: probe.DrillDrop, Outcome: probe.Success, Verdict: probe.VerdictPass},
 		probe.Record{Target: "api", Sample: "short", Dialect: "sse", Drill: probe.DrillNone, Outcome: probe.Success, Chunks: 3, TFCMs: &tfc})
-	for _, file := range []string{"alerts.yml", "hosts.example.yml"} {
+	for _, file := range []string{"alerts.yml", "hosts.example.yml", "slo.yml"} {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -114,5 +115,41 @@ func TestOverBudgetCountsAsCheck(t *testing.T) {
 	line := `streamprobe_over_budget_total{region="eu",host="h1",target="api",sample="short",dialect="sse",drill="none",metric="tfc"} 2`
 	if !strings.Contains(out, line+"\n") {
 		t.Errorf("want %s in:\n%s", line, grep(out, "streamprobe_over_budget_total"))
+	}
+}
+
+// The SLO rules' own series (streamprobe:...) are the names
+// internal/metricnames gives them, and each SLI the rules know is one the
+// config can set: a rule on another name would record or read nothing.
+func TestSLORulesUseMetricNames(t *testing.T) {
+	b, err := os.ReadFile("slo.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, n := range []string{metricnames.SLOErrorRatio5m, metricnames.SLOErrorRatio30m, metricnames.SLOErrorRatio1h, metricnames.SLOErrorRatio6h, metricnames.SLOObjectiveRule, metricnames.SLOBurningFast} {
+		known[n] = true
+		if !strings.Contains(string(b), n) {
+			t.Errorf("slo.yml does not use %s", n)
+		}
+	}
+	for _, n := range regexp.MustCompile(`streamprobe:[a-z_0-9:]+`).FindAllString(string(b), -1) {
+		if !known[n] {
+			t.Errorf("slo.yml names %s, which is not in internal/metricnames", n)
+		}
+	}
+	slis := regexp.MustCompile(`slo: ([a-z_]+)\}`).FindAllStringSubmatch(string(b), -1)
+	want := config.SLO{TFCWithin: new(float64), NoStall: new(float64), DrillsPass: new(float64)}.Objectives()
+	seen := map[string]bool{}
+	for _, m := range slis {
+		seen[m[1]] = true
+		if _, ok := want[m[1]]; !ok {
+			t.Errorf("slo.yml records the SLI %s, which no config sets", m[1])
+		}
+	}
+	for k := range want {
+		if !seen[k] {
+			t.Errorf("slo.yml has no rule for the SLI %s", k)
+		}
 	}
 }

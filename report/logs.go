@@ -42,6 +42,10 @@ type Logs struct {
 	seen    seen
 	// pool bounds the exact values of every class together.
 	pool *scorecard.Pool
+	// sli counts the runs against the SLIs (ErrorBudget), each class's
+	// TFC within tfcBudgetMs.
+	sli         sliSums
+	tfcBudgetMs map[string]float64
 }
 
 // MaxExactValues bounds the values a report over logs keeps exact, over
@@ -81,7 +85,14 @@ const MaxText = 1 << 10
 // ReadLogs reads the results logs and folds the runs f selects. It stops
 // with ctx's error when ctx ends (a SIGINT), within a few thousand lines.
 func ReadLogs(ctx context.Context, files []LogFile, f Filter) (*Logs, error) {
+	return ReadLogsSLO(ctx, files, f, nil)
+}
+
+// ReadLogsSLO is ReadLogs that also counts the runs against the SLIs
+// (ErrorBudget), each class's TFC against its budget in tfcBudgetMs.
+func ReadLogsSLO(ctx context.Context, files []LogFile, f Filter, tfcBudgetMs map[string]float64) (*Logs, error) {
 	l := newLogs()
+	l.tfcBudgetMs = tfcBudgetMs
 	for _, lf := range files {
 		if err := l.read(ctx, lf, f); err != nil {
 			return nil, err
@@ -91,7 +102,7 @@ func ReadLogs(ctx context.Context, files []LogFile, f Filter) (*Logs, error) {
 }
 
 func newLogs() *Logs {
-	return &Logs{cards: map[cardKey]*cardSum{}, regions: map[string]bool{}, seen: newSeen(), pool: &scorecard.Pool{Limit: MaxExactValues}}
+	return &Logs{cards: map[cardKey]*cardSum{}, regions: map[string]bool{}, seen: newSeen(), pool: &scorecard.Pool{Limit: MaxExactValues}, sli: sliSums{}}
 }
 
 // Seen is what the kept runs held: the first and last start time, the
@@ -205,6 +216,7 @@ func (l *Logs) add(region string, rec probe.Record) {
 	if len(l.regions) < MaxNames {
 		l.regions[region] = true
 	}
+	l.sli.record(region, rec, l.tfcBudgetMs[rec.Sample])
 	for _, k := range []cardKey{{region, rec.Target}, {"", rec.Target}} {
 		cs := l.cards[k]
 		if cs == nil && len(l.cards) >= MaxClasses {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamprobe/streamprobe/config"
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/report"
 	"github.com/streamprobe/streamprobe/scorecard"
@@ -90,11 +91,20 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var cards []*scorecard.Card
 	var source map[string]any
+	var budget []report.BudgetLine
 	about := &scorecard.About{Command: "report", Version: version.String()}
 	if rf.vm != "" {
 		cards, source, err = vmCards(ctx, rf.vm, &f, now, budgetsOf(cfg), stderr, about)
+		if err == nil && len(cfg.SLOs) > 0 {
+			vm := report.VM{URL: rf.vm, HTTP: &http.Client{Timeout: time.Minute}}
+			budget, err = vm.ErrorBudget(ctx, f, objectives(cfg))
+		}
 	} else {
-		cards, source, err = logCards(ctx, rf.logs, f, budgetsOf(cfg), stderr, about)
+		var l *report.Logs
+		cards, source, l, err = logCards(ctx, rf.logs, f, cfg, stderr, about)
+		if err == nil {
+			budget = l.ErrorBudget(objectives(cfg))
+		}
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "streamprobe report: interrupted: no report")
@@ -119,8 +129,27 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		about.Window += " (the buckets hold no run's start time)"
 	}
 	doc := map[string]any{"pass": pass, "source": source, "cards": cards}
-	return rf.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe report", Generated: now,
+	if budget != nil {
+		doc["error_budget"] = budget
+	}
+	code = rf.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe report", Generated: now,
 		Verdict: scorecard.Verdict(cards, pass, "card"), About: about})
+	if len(budget) > 0 && !rf.out.asJSON {
+		fmt.Fprintf(stdout, "\nerror budget over the window ([slo.<sample>] objectives; %s)\n", about.Window)
+		for _, b := range budget {
+			fmt.Fprintf(stdout, "  %s\n", b)
+		}
+	}
+	return code
+}
+
+// objectives are the config's SLO objectives by class and SLI.
+func objectives(cfg *config.Config) report.Objectives {
+	out := report.Objectives{}
+	for sample, o := range cfg.SLOs {
+		out[sample] = o.Objectives()
+	}
+	return out
 }
 
 // parseReportFlags reads report's flags.
@@ -202,15 +231,20 @@ func notSeen(seen report.Seen, what string, source map[string]any, stderr io.Wri
 }
 
 // logCards are the cards of the runs f selects in the -log files, with a
-// line on stderr counting what was read.
-func logCards(ctx context.Context, logs []string, f report.Filter, budgets map[string]scorecard.Budget, stderr io.Writer, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
+// line on stderr counting what was read, and the runs read (for their
+// error budget).
+func logCards(ctx context.Context, logs []string, f report.Filter, cfg *config.Config, stderr io.Writer, about *scorecard.About) ([]*scorecard.Card, map[string]any, *report.Logs, error) {
 	files, err := logFiles(logs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-log: %w", err)
+		return nil, nil, nil, fmt.Errorf("-log: %w", err)
 	}
-	l, err := report.ReadLogs(ctx, files, f)
+	tfc := map[string]float64{}
+	for sample, b := range cfg.Budgets {
+		tfc[sample] = float64(b.TFC.Duration) / 1e6
+	}
+	l, err := report.ReadLogsSLO(ctx, files, f, tfc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	fmt.Fprintf(stderr, "streamprobe report: %d line(s) in %d file(s): %d run(s) kept, %d outside the window or filters, %d not a record, %d over %d MiB, %d without a start time, %d cut by a shutdown\n",
 		l.Lines, len(files), l.Kept, l.Outside, l.Bad, l.Oversized, report.MaxLine>>20, l.NoTime, l.Shutdown)
@@ -234,7 +268,7 @@ func logCards(ctx context.Context, logs []string, f report.Filter, budgets map[s
 		fmt.Fprintf(stderr, "streamprobe report: skipped %d line(s) over %d MiB, the first at %s\n", l.Oversized, report.MaxLine>>20, l.FirstOversized)
 		source["first_oversized"] = l.FirstOversized
 	}
-	return l.Cards(budgets), source, nil
+	return l.Cards(budgetsOf(cfg)), source, l, nil
 }
 
 // parseWhen reads an RFC 3339 time or a duration back from now; "" is no

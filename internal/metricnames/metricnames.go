@@ -33,6 +33,23 @@ const (
 	LastRun          = "streamprobe_last_run_timestamp_seconds"
 	RunDeadline      = "streamprobe_run_deadline_timestamp_seconds"
 	Budget           = "streamprobe_budget_seconds"
+	// The SLO objectives by sample and slo (tfc_within, no_stall,
+	// drills_pass), and the regions the fleet alert needs (base labels).
+	SLOObjective    = "streamprobe_slo_objective"
+	SLOFleetRegions = "streamprobe_slo_fleet_regions"
+)
+
+// The SLO recording rules of deploy/slo.yml: the error ratio of each SLI
+// over a window (labels target, sample, region, slo), the objective by
+// region, sample and slo, and whether a class burns its budget fast in a
+// region (the fleet alert counts the regions).
+const (
+	SLOErrorRatio5m  = "streamprobe:slo_error_ratio:rate5m"
+	SLOErrorRatio30m = "streamprobe:slo_error_ratio:rate30m"
+	SLOErrorRatio1h  = "streamprobe:slo_error_ratio:rate1h"
+	SLOErrorRatio6h  = "streamprobe:slo_error_ratio:rate6h"
+	SLOObjectiveRule = "streamprobe:slo_objective"
+	SLOBurningFast   = "streamprobe:slo_burning:fast"
 )
 
 // The daemon's own series.
