@@ -22,6 +22,7 @@ import (
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/leak"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -92,12 +93,40 @@ func TestSecretsNeverLeak(t *testing.T) {
 	deadURL := dead.URL
 	dead.Close()
 	results := filepath.Join(t.TempDir(), "results.jsonl")
+	// The inputs of a fleet's daemon too: an OAuth2 client secret (its
+	// token endpoint echoes it in a 401), a bearer_file token (its target
+	// echoes it), the OTLP export's authorization, the run token.
+	const clientSecret, fileToken = "cs-oauth-walk-0123456789abcdef", "tok-file-walk-0123456789abcdef"
+	const otlpKey, runToken = "Bearer otlp-walk-0123456789abcdef", "run-walk-0123456789abcdef"
+	tokenEndpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		_, secret, _ := r.BasicAuth()
+		http.Error(w, `{"error":"invalid_client","error_description":"bad secret `+secret+r.PostForm.Get("client_secret")+`"}`, http.StatusUnauthorized)
+	}))
+	defer tokenEndpoint.Close()
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "you sent "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+	}))
+	defer echo.Close()
+	dir := t.TempDir()
+	secretFile, tokenFile, runFile := filepath.Join(dir, "cs"), filepath.Join(dir, "tok"), filepath.Join(dir, "run")
+	os.WriteFile(secretFile, []byte(clientSecret), 0o600)
+	os.WriteFile(tokenFile, []byte(fileToken), 0o600)
+	os.WriteFile(runFile, []byte(runToken), 0o600)
+	addr := freeAddr(t)
 	d, logs := testDaemon(t, fmt.Sprintf(`results_log = %q
+listen = %q
+run_token_file = %q
 [push]
 url = "%s/api/v1/import/prometheus"
 interval = "1s"
 timeout = "1s"
 authorization_env = "PUSH_AUTH"
+[otlp]
+url = "%s/v1/metrics"
+interval = "1s"
+timeout = "1s"
+authorization_env = "OTLP_AUTH"
 [[target]]
 name = "secret-target"
 url = %q
@@ -106,7 +135,27 @@ bearer_env = "TEST_KEY"
 samples = ["short"]
 every = "300ms"
 jitter = "0s"
-`, results, deadURL, target.URL), map[string]string{"TEST_KEY": key, "PUSH_AUTH": pushKey})
+[[target]]
+name = "oauth-target"
+url = %q
+dialect = "openai-chat"
+samples = ["short"]
+every = "300ms"
+jitter = "0s"
+[target.oauth2]
+token_url = "%s/token"
+client_id = "probe"
+client_secret_file = %q
+[[target]]
+name = "file-target"
+url = %q
+dialect = "openai-chat"
+bearer_file = %q
+samples = ["short"]
+every = "300ms"
+jitter = "0s"
+`, results, addr, runFile, deadURL, deadURL, target.URL, target.URL, tokenEndpoint.URL, secretFile, echo.URL, tokenFile),
+		map[string]string{"TEST_KEY": key, "PUSH_AUTH": pushKey, "OTLP_AUTH": otlpKey})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, nil) }()
@@ -119,6 +168,17 @@ jitter = "0s"
 	})
 	var metricsOut bytes.Buffer
 	d.Metrics.Set.WritePrometheus(&metricsOut)
+	waitFor(t, "the oauth and file targets' failed runs", 30*time.Second, func() bool {
+		rec, _ := os.ReadFile(results)
+		return strings.Contains(string(rec), "oauth2 token from") && strings.Contains(string(rec), `"target":"file-target"`)
+	})
+	var served []string
+	for _, path := range []string{"/healthz", "/", "/api/status", "/metrics"} {
+		_, b := call(t, http.MethodGet, "http://"+addr+path, "")
+		served = append(served, b)
+	}
+	_, b := call(t, http.MethodPost, "http://"+addr+"/run?target=secret-target&sample=short", "wrong-"+runToken)
+	served = append(served, b)
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -132,12 +192,20 @@ jitter = "0s"
 	if !strings.Contains(string(rec), `"outcome":"upstream_error"`) || !strings.Contains(logs.String(), "push failed") {
 		t.Fatalf("the runs and pushes did not fail as planned:\n%s\n%s", rec, logs)
 	}
-	for name, out := range map[string]string{"log": logs.String(), "results log": string(rec), "metrics": metricsOut.String()} {
+	for name, out := range map[string]string{"log": logs.String(), "results log": string(rec), "metrics": metricsOut.String(), "served pages": strings.Join(served, "\n")} {
 		for _, secret := range []string{key, "push-secret", "0123456789abcdef"} {
 			if strings.Contains(out, secret) {
 				t.Errorf("the %s contains a secret (%s)", name, secret)
 			}
 		}
+		for _, secret := range []string{clientSecret, fileToken, strings.TrimPrefix(otlpKey, "Bearer "), runToken} {
+			if p := leak.Any(out, secret); p != "" {
+				t.Errorf("the %s shows %q", name, p)
+			}
+		}
+	}
+	if !strings.Contains(string(rec), "[redacted]") {
+		t.Errorf("no echoed secret came back redacted: the walk proves nothing:\n%s", rec)
 	}
 }
 
