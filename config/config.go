@@ -593,70 +593,67 @@ func CheckLabelName(k string) error {
 }
 
 func (c *Config) validatePush(getenv func(string) string) []error {
-	var errs []error
 	p := &c.Push
-	switch {
-	case p.Interval.Duration < time.Second:
-		errs = append(errs, c.errValue("push.interval", p.Interval.Duration.String(), "want 1s or more"))
-	case p.Timeout.Duration <= 0:
-		errs = append(errs, c.errValue("push.timeout", p.Timeout.Duration.String(), "want a positive duration"))
-	case p.Timeout.Duration > p.Interval.Duration:
-		errs = append(errs, c.errAt("push.timeout", "timeout (%s) must not be longer than interval (%s)", p.Timeout.Duration, p.Interval.Duration))
-	}
+	errs := c.checkSendTiming("push", p.Interval.Duration, p.Timeout.Duration)
 	if p.URL.URL != nil && p.URL.RawQuery != "" {
 		errs = append(errs, c.errAt("push.url", "a query string is not allowed (it would show in logs and /healthz); put credentials in authorization_env or authorization_file"))
 	}
 	if p.Histograms != "vmrange" && p.Histograms != "prometheus" {
 		errs = append(errs, c.errValue("push.histograms", strconv.Quote(p.Histograms), "want vmrange or prometheus"))
 	}
-	for _, k := range sortedKeys(p.Headers) {
-		if isSecretHeader(k) {
-			errs = append(errs, c.errAt("push.headers."+k, "secrets may not be inline: use authorization_env or authorization_file"))
-		}
-	}
-	if p.AuthorizationEnv != "" && p.AuthorizationFile != "" {
-		errs = append(errs, c.errAt("push.authorization_file", "set authorization_env or authorization_file, not both"))
-	}
-	errs = append(errs, c.checkSecret("push.authorization_env", "push.authorization_file", p.AuthorizationEnv, p.AuthorizationFile, getenv)...)
-	for _, k := range sortedKeys(p.Headers) {
-		if err := headerValue(p.Headers[k]); err != nil {
-			errs = append(errs, c.errAt("push.headers."+k, "the value %v", err))
-		}
-	}
-	return errs
+	return append(errs, c.checkAuthHeaders("push", p.Headers, p.AuthorizationEnv, p.AuthorizationFile, getenv)...)
 }
 
 // validateOTLP checks [otlp] as [push] is checked: the period, the
-// timeout, no query string, no secret header inline, the authorization
-// from a variable or a file.
+// timeout, no query string or user info, no secret header inline, the
+// authorization from a variable or a file.
 func (c *Config) validateOTLP(getenv func(string) string) []error {
-	var errs []error
 	o := &c.OTLP
-	switch {
-	case o.Interval.Duration < time.Second:
-		errs = append(errs, c.errValue("otlp.interval", o.Interval.Duration.String(), "want 1s or more"))
-	case o.Timeout.Duration <= 0:
-		errs = append(errs, c.errValue("otlp.timeout", o.Timeout.Duration.String(), "want a positive duration"))
-	case o.Timeout.Duration > o.Interval.Duration:
-		errs = append(errs, c.errAt("otlp.timeout", "timeout (%s) must not be longer than interval (%s)", o.Timeout.Duration, o.Interval.Duration))
-	}
+	errs := c.checkSendTiming("otlp", o.Interval.Duration, o.Timeout.Duration)
 	if o.URL.URL != nil && (o.URL.RawQuery != "" || o.URL.User != nil) {
 		errs = append(errs, c.errAt("otlp.url", "a query string or user info is not allowed (it would show in logs and /healthz); put credentials in authorization_env or authorization_file"))
 	}
 	if o.Histograms != "explicit" && o.Histograms != "exponential" {
 		errs = append(errs, c.errValue("otlp.histograms", strconv.Quote(o.Histograms), "want explicit or exponential"))
 	}
-	for _, k := range sortedKeys(o.Headers) {
+	return append(errs, c.checkAuthHeaders("otlp", o.Headers, o.AuthorizationEnv, o.AuthorizationFile, getenv)...)
+}
+
+// checkSendTiming checks the period and the timeout of table's sends
+// (push, otlp): a period of 1 s or more, a positive timeout no longer
+// than it.
+func (c *Config) checkSendTiming(table string, interval, timeout time.Duration) []error {
+	switch {
+	case interval < time.Second:
+		return []error{c.errValue(table+".interval", interval.String(), "want 1s or more")}
+	case timeout <= 0:
+		return []error{c.errValue(table+".timeout", timeout.String(), "want a positive duration")}
+	case timeout > interval:
+		return []error{c.errAt(table+".timeout", "timeout (%s) must not be longer than interval (%s)", timeout, interval)}
+	}
+	return nil
+}
+
+// checkAuthHeaders checks table's headers (none of them secret, each a
+// value HTTP can carry) and its authorization (from a variable or a file,
+// not both, set).
+func (c *Config) checkAuthHeaders(table string, headers map[string]string, authEnv, authFile string, getenv func(string) string) []error {
+	var errs []error
+	for _, k := range sortedKeys(headers) {
 		if isSecretHeader(k) {
-			errs = append(errs, c.errAt("otlp.headers."+k, "secrets may not be inline: use authorization_env or authorization_file"))
-		} else if err := headerValue(o.Headers[k]); err != nil {
-			errs = append(errs, c.errAt("otlp.headers."+k, "the value %v", err))
+			errs = append(errs, c.errAt(table+".headers."+k, "secrets may not be inline: use authorization_env or authorization_file"))
 		}
 	}
-	if o.AuthorizationEnv != "" && o.AuthorizationFile != "" {
-		errs = append(errs, c.errAt("otlp.authorization_file", "set authorization_env or authorization_file, not both"))
+	if authEnv != "" && authFile != "" {
+		errs = append(errs, c.errAt(table+".authorization_file", "set authorization_env or authorization_file, not both"))
 	}
-	return append(errs, c.checkSecret("otlp.authorization_env", "otlp.authorization_file", o.AuthorizationEnv, o.AuthorizationFile, getenv)...)
+	errs = append(errs, c.checkSecret(table+".authorization_env", table+".authorization_file", authEnv, authFile, getenv)...)
+	for _, k := range sortedKeys(headers) {
+		if err := headerValue(headers[k]); err != nil {
+			errs = append(errs, c.errAt(table+".headers."+k, "the value %v", err))
+		}
+	}
+	return errs
 }
 
 // checkSecret looks up the secret named by the environment variable env
