@@ -474,7 +474,13 @@ func TestAnthropicKeyIsXAPIKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := jobs[0].Target.Header
+		// A bearer_file's key is read as each run starts: the header a
+		// run sends.
+		tg, err := jobs[0].WithToken(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := tg.Header
 		if h.Get("Authorization") != "" || !strings.HasPrefix(h.Get("X-Api-Key"), "sk-ant-") {
 			t.Errorf("%s: headers %v", src, h)
 		}

@@ -38,7 +38,9 @@ func call(t *testing.T, method, url, token string) (int, string) {
 // run_token_file, and within max_concurrent: with one slot held by a
 // scheduled run that streams for a while, the on-demand run starts on the
 // target only after that run ended (the server's own clock says so).
-// Its record goes to the results log and the status page like any run;
+// (The quick job's own schedule is a yearly cron: no run of its own
+// during the test.) Its record goes to the results log and the status
+// page like any run;
 // GET /api/status gives the page as JSON. The token shows nowhere.
 func TestOnDemandRun(t *testing.T) {
 	const token = "run-token-0123456789abcdefghij"
@@ -86,8 +88,8 @@ jitter = "0s"
 name = "quick"
 url = "%s/quick"
 samples = ["short"]
-every = "1h"
-jitter = "1s"
+every = "0 0 1 1 *"
+jitter = "0s"
 `, addr, results, tokFile, target.URL, target.URL), nil)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)

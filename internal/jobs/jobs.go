@@ -54,7 +54,7 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
-	t, err := j.withToken(ctx)
+	t, err := j.WithToken(ctx)
 	if err != nil {
 		res := probe.Failed(j.Target, j.Sample, j.Drill, probe.UpstreamError, "credentials: "+err.Error())
 		res.Record.Stamp(j.Origin)
@@ -66,9 +66,10 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 	return res
 }
 
-// withToken is the job's target with the key its Token gives now in its
-// header (a copy: the target's header is shared by its jobs).
-func (j Job) withToken(ctx context.Context) (dialect.Target, error) {
+// WithToken is the job's target with the key its Token gives now in its
+// header (a copy: the target's header is shared by its jobs), as Run
+// sends it.
+func (j Job) WithToken(ctx context.Context) (dialect.Target, error) {
 	t := j.Target
 	if j.Token == nil {
 		return t, nil

@@ -138,7 +138,7 @@ bearer_file = "` + keyFile + `"
 	byTarget := map[string]dialect.Target{}
 	for _, j := range js {
 		// A bearer_file's key is read as each run starts.
-		tg, err := j.withToken(context.Background())
+		tg, err := j.WithToken(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
