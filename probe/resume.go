@@ -360,9 +360,21 @@ func (r *run) finishResume(s Scores) {
 	if r.res != nil {
 		rec.Reconnects += r.res.retries // every request counts, the refused ones too
 	}
+	// The tail runs from the first chunk: only the part of a resume's
+	// wait after it comes off the tail (a resume before the first chunk
+	// waited before the tail began).
 	var excluded time.Duration
-	for _, span := range tl.ResumeSpans() {
-		excluded += span.End.Sub(span.Drop)
+	if tl.ChunkCount() > 0 {
+		first := tl.Chunk(0)
+		for _, span := range tl.ResumeSpans() {
+			from := span.Drop
+			if from.Before(first) {
+				from = first
+			}
+			if span.End.After(from) {
+				excluded += span.End.Sub(from)
+			}
+		}
 	}
 	for _, rc := range tl.Reconnects {
 		if !rc.Headers.IsZero() {

@@ -576,3 +576,23 @@ func TestResumeFromARepeatedID(t *testing.T) {
 		t.Errorf("verdict %s (%s)", rec.Verdict, rec.ResumeDetail)
 	}
 }
+
+// A resume that comes before the first content chunk (here after MCP's
+// priming event: an id, no data) waits before the tail starts: nothing
+// of it comes off the tail (tail_excl_reconnect_ms was tail minus the
+// whole wait: -53 ms on the built-in poll fault, -503 ms in the
+// conformance suite's sse-retry scenario).
+func TestTailWithoutReconnectsIsNeverNegative(t *testing.T) {
+	t.Parallel()
+	steps := append([]refserver.Step{{At: 5 * time.Millisecond, ID: "0"}}, drillSchedule()...)
+	srv := refserver.NewUnstarted(steps)
+	srv.ResumeHeaderDelay = 300 * time.Millisecond
+	reftest.Serve(t, srv)
+	rec := runDrill(t, srv, Drill{Name: DrillDrop, DropAt: time.Millisecond}).Record
+	if rec.Verdict != VerdictPass || rec.LastEventIDSent != "0" || rec.TailMs == nil || rec.TailExclReconnectMs == nil {
+		t.Fatalf("verdict %s (%s), sent %q, tail %v, tail excl %v", rec.Verdict, rec.ResumeDetail, rec.LastEventIDSent, reftest.Shown(rec.TailMs), reftest.Shown(rec.TailExclReconnectMs))
+	}
+	if *rec.TailExclReconnectMs != *rec.TailMs {
+		t.Errorf("tail %.3f ms, tail_excl_reconnect %.3f ms: the wait came before the first chunk, so nothing of it is in the tail", *rec.TailMs, *rec.TailExclReconnectMs)
+	}
+}
