@@ -1,12 +1,17 @@
-// Package mcppeer runs the official MCP SDKs as real peers over loopback
-// for the mcp dialect's tests: the TypeScript SDK
-// (@modelcontextprotocol/sdk, installed here from package-lock.json with
-// npm ci; server.mjs) started by StartTS, and the Go SDK
-// (github.com/modelcontextprotocol/go-sdk, a test-only module dependency)
-// started by gosdk.Start in the package below, which nothing but tests
-// imports. Both serve the same tool, `progress` (arguments `steps`,
-// `interval_ms`, `close_after`, `text`; the Go peer also `retry_ms`), and
-// log every HTTP exchange with the server's own write times, so a test
+// Package mcppeer runs real MCP server libraries as peers over loopback
+// for the mcp dialect's tests. For 2025-11-25 (sessions, resume): the
+// TypeScript SDK (@modelcontextprotocol/sdk, installed here from
+// package-lock.json with npm ci; server.mjs) started by StartTS, and the Go
+// SDK (github.com/modelcontextprotocol/go-sdk, a test-only module
+// dependency) started by gosdk.Start in the package below. For 2026-07-28
+// (stateless, per-request _meta and headers, server/discover): the
+// TypeScript SDK v2 (@modelcontextprotocol/server, tsv2/) started by
+// StartTS2, the Go SDK with Stateless = true (gosdk.StartStateless), and
+// github.com/mark3labs/mcp-go v1.2.1 with tasks (mcpgo.Start; its v0.58.0
+// too, for 2025-11-25), a module of its own run as a child process. Only
+// tests import the packages below. All serve the same tool, `progress`
+// (arguments `steps`, `interval_ms`, `close_after`, `retry_ms`, `text`),
+// and log every HTTP exchange with the server's own write times, so a test
 // compares the probe's readings with what the server sent and when.
 //
 // The endpoint is Peer.URL (/mcp). Query parameters on it choose the
@@ -65,9 +70,13 @@ type Exchange struct {
 	RPC         string  `json:"rpc"` // the JSON-RPC method of a POST ("response" for a client's answer)
 	Session     string  `json:"session"`
 	LastEventID string  `json:"last_event_id"`
-	Status      int     `json:"status"`
-	Writes      []Sent  `json:"writes"`
-	Ended       bool    `json:"ended"`
+	// The 2026-07-28 standard request headers (SEP-2243), as received.
+	ProtocolVersion string `json:"protocol_version"`
+	MCPMethod       string `json:"mcp_method"`
+	MCPName         string `json:"mcp_name"`
+	Status          int    `json:"status"`
+	Writes          []Sent `json:"writes"`
+	Ended           bool   `json:"ended"`
 	// EndAt is when the response ended (the connection closed or the
 	// handler returned), in ms since the request arrived; 0 while open.
 	EndAt float64 `json:"end_at"`
@@ -152,10 +161,23 @@ func Dir() string {
 func StartTS(t testing.TB) *Peer {
 	t.Helper()
 	base := nodepeer.Start(t, "MCP TypeScript SDK", Dir(), "server.mjs", "@modelcontextprotocol/sdk")
-	return &Peer{Name: "typescript-sdk", URL: base + "/mcp", Log: func() ([]Exchange, error) { return getLog(base + "/log") }}
+	return &Peer{Name: "typescript-sdk", URL: base + "/mcp", Log: func() ([]Exchange, error) { return GetLog(base + "/log") }}
 }
 
-func getLog(url string) ([]Exchange, error) {
+// StartTS2 runs the TypeScript SDK v2 peer (tsv2/server.mjs:
+// @modelcontextprotocol/server with @modelcontextprotocol/node, serving
+// 2026-07-28 statelessly and 2025-era traffic through the SDK's stateless
+// fallback) for the test and stops it at cleanup, as StartTS does.
+// ?json=1 on the URL answers application/json, ?strict=1 refuses
+// 2025-era traffic.
+func StartTS2(t testing.TB) *Peer {
+	t.Helper()
+	base := nodepeer.Start(t, "MCP TypeScript SDK v2", filepath.Join(Dir(), "tsv2"), "server.mjs", "@modelcontextprotocol/server")
+	return &Peer{Name: "typescript-sdk-v2", URL: base + "/mcp", Log: func() ([]Exchange, error) { return GetLog(base + "/log") }}
+}
+
+// GetLog reads a child peer's log (GET /log, a JSON array of Exchange).
+func GetLog(url string) ([]Exchange, error) {
 	resp, err := http.Get(url)
 	if err != nil {
 		return nil, err

@@ -40,7 +40,8 @@ func (r *Recorder) ToolDone(session, text string, cancelled bool) {
 func (r *Recorder) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		t0 := time.Now()
-		ex := &Exchange{Method: req.Method, Session: req.Header.Get("Mcp-Session-Id"), LastEventID: req.Header.Get("Last-Event-ID")}
+		ex := &Exchange{Method: req.Method, Session: req.Header.Get("Mcp-Session-Id"), LastEventID: req.Header.Get("Last-Event-ID"),
+			ProtocolVersion: req.Header.Get("MCP-Protocol-Version"), MCPMethod: req.Header.Get("Mcp-Method"), MCPName: req.Header.Get("Mcp-Name")}
 		if req.Method == http.MethodPost {
 			body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 			req.Body = io.NopCloser(bytes.NewReader(body))

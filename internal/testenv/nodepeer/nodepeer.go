@@ -2,7 +2,8 @@
 // a test peer over loopback (internal/testenv/aisdkpeer, internal/testenv/mcppeer): the
 // package installed next to the script with npm ci, the script listening
 // on 127.0.0.1 and printing {"port":N} as its first line, and exiting when
-// its stdin ends.
+// its stdin ends. Run starts any other child of the same protocol (the Go
+// peers built from modules of their own, internal/testenv/mcppeer/mcpgo).
 package nodepeer
 
 import (
@@ -37,6 +38,17 @@ func Start(t testing.TB, name, dir, script, pkg string) string {
 	}
 	cmd := exec.Command("node", script)
 	cmd.Dir = dir
+	return Run(t, name, cmd)
+}
+
+// Run starts cmd for the test as a peer of this package's protocol: it
+// prints {"port":N} as its first line on stdout, listens on 127.0.0.1:N
+// and exits when its stdin ends (a Node script, or a Go peer built from a
+// module of its own). It returns http://127.0.0.1:N; cleanup closes the
+// peer's stdin and waits for it (killing it after 10 s). The peer's stderr
+// is shown when the test fails.
+func Run(t testing.TB, name string, cmd *exec.Cmd) string {
+	t.Helper()
 	stderr := &lockedWriter{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
@@ -64,7 +76,7 @@ func Start(t testing.TB, name, dir, script, pkg string) string {
 		close(done)
 	}()
 	t.Cleanup(func() {
-		stdin.Close() // the script exits when its stdin ends
+		stdin.Close() // the peer exits when its stdin ends
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
