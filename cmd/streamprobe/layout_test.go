@@ -35,8 +35,9 @@ var layers = map[string]int{
 
 const module = "github.com/streamprobe/streamprobe/"
 
-// The binary links no test harness (internal/testenv) and not
-// net/http/httptest, and every import of shipped code points down the
+// The binary links no test harness (internal/testenv), not
+// net/http/httptest and none of the MCP server libraries the peers run
+// (go-sdk, mark3labs/mcp-go), and every import of shipped code points down the
 // README's layout: no arrow runs back up. A new package must be given its
 // place in layers (and in the README) before this passes.
 func TestBinaryLinksNoTestHarness(t *testing.T) {
@@ -47,6 +48,10 @@ func TestBinaryLinksNoTestHarness(t *testing.T) {
 	for _, p := range strings.Fields(string(out)) {
 		if p == "net/http/httptest" || strings.HasPrefix(p, module+"internal/testenv") {
 			t.Errorf("the binary links %s", p)
+		}
+		// The MCP server libraries the peers run are test-only.
+		if strings.HasPrefix(p, "github.com/mark3labs/") || strings.HasPrefix(p, "github.com/modelcontextprotocol/") {
+			t.Errorf("the binary links the MCP peer library %s", p)
 		}
 	}
 	out, err = exec.Command("go", "list", "-f", "{{if .GoFiles}}{{.ImportPath}} {{join .Imports \" \"}}{{end}}", module+"...").Output()
