@@ -293,6 +293,9 @@ type Names struct {
 	// NoEventIDs are the dialects whose streams carry no event ids
 	// (newline-delimited JSON): no drill can run on them.
 	NoEventIDs []string
+	// OpaqueIDs are the dialects whose ids are opaque unless the target
+	// says ids = "int" (MCP).
+	OpaqueIDs []string
 }
 
 // Env is what a config is checked against besides its own text.
@@ -445,6 +448,9 @@ func (c *Config) setDefaults(names Names) {
 		}
 		if t.IDs == "" {
 			t.IDs = IDsInt
+			if slices.Contains(names.OpaqueIDs, t.Dialect) {
+				t.IDs = IDsOpaque
+			}
 		}
 	}
 }

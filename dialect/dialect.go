@@ -194,6 +194,39 @@ type WaitError struct {
 func (e *WaitError) Error() string { return e.What + ": " + e.Err.Error() }
 func (e *WaitError) Unwrap() error { return e.Err }
 
+// EndCloser is a Resumer whose server should close a resumed stream
+// after its end (MCP: after the call's response, the GET's stream): the
+// engine reads on a little after the end, and names a stream left open.
+type EndCloser interface {
+	ServerClosesAfterEnd() bool
+}
+
+// OpaqueIDer is a Resumer whose server's event ids need not count up by
+// one (MCP 2025-11-25 asks only that they be unique): unless the target
+// says otherwise (ids = "int"), a resume is checked with opaque ids.
+type OpaqueIDer interface {
+	OpaqueIDs() bool
+}
+
+// OpaqueIDDialects lists the dialects whose ids are opaque by default.
+func OpaqueIDDialects() []string {
+	var out []string
+	for _, n := range Names() {
+		if rs := Dialects[n].Resumer(); rs != nil {
+			if o, ok := rs.(OpaqueIDer); ok && o.OpaqueIDs() {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// EndNamer is a dialect whose end is not an end marker, for the messages
+// ("no response to the call within 30s").
+type EndNamer interface {
+	EndName() string
+}
+
 // Framer is a dialect whose answer is not Server-Sent Events.
 type Framer interface {
 	Framing() resumeclient.Framing

@@ -116,6 +116,18 @@ func (mcpDialect) Resumer() Resumer { return mcpResume{} }
 // SSE last event ID, as for the generic dialect.
 type mcpResume struct{ lastEventID }
 
+// OpaqueIDs: 2025-11-25 asks an event id only to be unique in its
+// session (a server may count them across every stream: mark3labs/mcp-go
+// does), so ids are not checked for continuity unless the target asks.
+func (mcpResume) OpaqueIDs() bool { return true }
+
+// ServerClosesAfterEnd: 2025-11-25 asks the server to close a resumed
+// GET's stream once it has sent the call's response.
+func (mcpResume) ServerClosesAfterEnd() bool { return true }
+
+// EndName: a call ends with its JSON-RPC response, not an end marker.
+func (mcpDialect) EndName() string { return "response to the call" }
+
 // Resume asks for the rest of the call's stream: GET on the endpoint with
 // the session's headers and Last-Event-ID, as Streamable HTTP resumes.
 func (mcpResume) Resume(orig resumeclient.Request, cursor, _ string) (resumeclient.Request, error) {

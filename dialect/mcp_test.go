@@ -127,33 +127,53 @@ func TestMCPVerdicts(t *testing.T) {
 		verdict probe.Verdict
 		detail  string
 		outcome probe.Outcome
+		// opaqueDetail is the detail with opaque ids (MCP's default),
+		// when the progress, not the ids, tells the bug.
+		opaqueDetail string
 	}{
-		{"", probe.DrillDrop, probe.VerdictPass, "every event once, in order", probe.Success},
-		{"", probe.DrillDuplicate, probe.VerdictPass, "every event once, in order", probe.Success},
-		{"", probe.DrillStale, probe.VerdictStaleOK, "answered by http_404", probe.Success},
-		{refserver.MCPDuplicate, probe.DrillDrop, probe.VerdictDuplicate, "off-by-one replay", probe.Success},
-		{refserver.MCPGap, probe.DrillDrop, probe.VerdictMissed, "resume skipped 1 event(s)", probe.Success},
-		{refserver.MCPRestart, probe.DrillDrop, probe.VerdictRestarted, "progress started over at 1", probe.Success},
-		{refserver.MCPCrossStream, probe.DrillDrop, probe.VerdictCrossStream, "belonged to another stream", probe.Success},
-		{refserver.MCPStaleLive, probe.DrillStale, probe.VerdictUndefinedStale, "live tail", probe.Success},
-		{refserver.MCPNoIDs, probe.DrillDrop, probe.VerdictNotSupported, "no event ids", probe.UpstreamError},
-		{refserver.MCPJSON, probe.DrillDrop, probe.VerdictNotSupported, "no event carried an id", probe.Success},
+		{"", probe.DrillDrop, probe.VerdictPass, "every event once, in order", probe.Success, ""},
+		{"", probe.DrillDuplicate, probe.VerdictPass, "every event once, in order", probe.Success, ""},
+		{"", probe.DrillStale, probe.VerdictStaleOK, "answered by http_404", probe.Success, ""},
+		{refserver.MCPDuplicate, probe.DrillDrop, probe.VerdictDuplicate, "off-by-one replay", probe.Success, ""},
+		{refserver.MCPGap, probe.DrillDrop, probe.VerdictMissed, "resume skipped 1 event(s)", probe.Success, "progress jumped from 3 to 5: 1 event(s) missing"},
+		{refserver.MCPRestart, probe.DrillDrop, probe.VerdictRestarted, "progress started over at 1", probe.Success, ""},
+		{refserver.MCPCrossStream, probe.DrillDrop, probe.VerdictCrossStream, "belonged to another stream", probe.Success, ""},
+		{refserver.MCPStaleLive, probe.DrillStale, probe.VerdictUndefinedStale, "live tail", probe.Success, ""},
+		{refserver.MCPNoIDs, probe.DrillDrop, probe.VerdictNotSupported, "no event ids", probe.UpstreamError, ""},
+		{refserver.MCPJSON, probe.DrillDrop, probe.VerdictNotSupported, "no event carried an id", probe.Success, ""},
+		{refserver.MCPReorder, probe.DrillDrop, probe.VerdictReordered, "came out of order (each once)", probe.Success, ""},
+		{refserver.MCPLeaveOpen, probe.DrillDrop, probe.VerdictLeftOpen, "was still open 2s later: the server SHOULD close it", probe.Success, ""},
+		{refserver.MCPCancelOnDrop, probe.DrillDrop, probe.VerdictCancelledOnDrop, "ended in an error that says it was cancelled (JSON-RPC error: context canceled)", probe.UpstreamError, ""},
+		{refserver.MCPStaleQuiet, probe.DrillStale, probe.VerdictUndefinedStale, "stayed open 3s with no event (keep-alives only)", probe.Success, ""},
 	}
 	for _, tc := range tests {
-		t.Run(string(tc.fault)+"/"+tc.drill, func(t *testing.T) {
-			t.Parallel()
-			_, url := mcpServer(t, "")
-			rec := runMCP(t, url, "long", strings.ReplaceAll(args, "%s", string(tc.fault)), probe.Drill{Name: tc.drill}).Record
-			if rec.Verdict != tc.verdict || rec.Outcome != tc.outcome || !strings.Contains(rec.ResumeDetail, tc.detail) {
-				t.Fatalf("verdict %s outcome %s (%s), want %s %s; detail %q", rec.Verdict, rec.Outcome, rec.Error, tc.verdict, tc.outcome, rec.ResumeDetail)
+		for _, opaque := range []bool{false, true} {
+			name := string(tc.fault) + "/" + tc.drill
+			if opaque {
+				name += "/opaque"
 			}
-			if tc.fault == refserver.MCPCrossStream && rec.Missed != 0 {
-				t.Errorf("missed %d: another stream's ids entered the id check", rec.Missed)
-			}
-			if tc.verdict.Failed() != (tc.fault != "" && tc.fault != refserver.MCPNoIDs && tc.fault != refserver.MCPJSON) {
-				t.Errorf("verdict %s failed = %v", tc.verdict, tc.verdict.Failed())
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				_, url := mcpServer(t, "")
+				rec := runMCP(t, url, "long", strings.ReplaceAll(args, "%s", string(tc.fault)), probe.Drill{Name: tc.drill, OpaqueIDs: opaque}).Record
+				detail := tc.detail
+				if opaque && tc.opaqueDetail != "" {
+					detail = tc.opaqueDetail
+				}
+				if rec.Verdict != tc.verdict || rec.Outcome != tc.outcome || !strings.Contains(rec.ResumeDetail, detail) {
+					t.Fatalf("verdict %s outcome %s (%s), want %s %s; detail %q, want %q", rec.Verdict, rec.Outcome, rec.Error, tc.verdict, tc.outcome, rec.ResumeDetail, detail)
+				}
+				if want := map[refserver.MCPFault]int{refserver.MCPGap: 1}[tc.fault]; rec.Missed != want {
+					t.Errorf("missed %d, want %d (each lost event once, whether the ids or the progress tell it)", rec.Missed, want)
+				}
+				if tc.fault == refserver.MCPCrossStream && rec.Missed != 0 {
+					t.Errorf("missed %d: another stream's ids entered the id check", rec.Missed)
+				}
+				if tc.verdict.Failed() != (tc.fault != "" && tc.fault != refserver.MCPNoIDs && tc.fault != refserver.MCPJSON) {
+					t.Errorf("verdict %s failed = %v", tc.verdict, tc.verdict.Failed())
+				}
+			})
+		}
 	}
 }
 
@@ -401,5 +421,20 @@ func TestMCPAnswersPing(t *testing.T) {
 	case a := <-answers:
 		t.Errorf("a second answer: %q", a)
 	default:
+	}
+}
+
+// A call whose response does not come in time is named as such: an MCP
+// call has no end marker.
+func TestMCPTimeoutNamesTheResponse(t *testing.T) {
+	t.Parallel()
+	_, url := mcpServer(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	tg := dialect.Target{Name: "mcp", URL: url, Dialect: "mcp",
+		Tools: map[string]dialect.ToolCall{"short": {Name: "progress", Args: json.RawMessage(`{"steps":1000,"interval_ms":50}`)}}}
+	rec := probe.Run(ctx, tg, probe.Options{Sample: dialect.Samples["short"], Client: reftest.NewClient(t), Timeout: 2 * time.Second}).Record
+	if rec.Outcome != probe.Timeout || rec.Error != "timeout: no response to the call within 2s" {
+		t.Fatalf("outcome %s error %q", rec.Outcome, rec.Error)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -42,5 +43,15 @@ func TestRunEventAllocatesNothing(t *testing.T) {
 	}
 	if r.check.firstID != "1" {
 		t.Errorf("first id %q: the check must keep a copy, not the event's memory", r.check.firstID)
+	}
+}
+
+// A run is one allocation per live stream, kept for as long as the stream
+// lasts: it stays within the 1536-byte size class (the next is 1792). Rare
+// state (a drill's, a resume's, a cancel's, replies) lives behind pointers
+// made when it is needed.
+func TestRunFitsItsSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(run{}); n > 1536 {
+		t.Errorf("run is %d bytes, over the 1536-byte size class: move rare state behind a pointer", n)
 	}
 }

@@ -44,6 +44,18 @@ const (
 	// stream (MCP: progress for another token, the response to another
 	// request), which a resume must never replay.
 	VerdictCrossStream Verdict = "cross_stream"
+	// VerdictReordered: after a resume, the events came out of order,
+	// each once (MCP's progress went back to a value not seen before: an
+	// event store that sorts its ids wrongly).
+	VerdictReordered Verdict = "reordered"
+	// VerdictCancelledOnDrop: the call ended in an error after the
+	// connection dropped, the server having cancelled it: 2025-11-25 says
+	// a disconnection SHOULD NOT be taken as the client cancelling.
+	VerdictCancelledOnDrop Verdict = "cancelled_on_drop"
+	// VerdictLeftOpen: after the call's response, the resumed stream
+	// stayed open (the server SHOULD close it): a client that waits for
+	// the close waits forever.
+	VerdictLeftOpen Verdict = "left_open"
 	// VerdictNone counts, among a drill's runs by verdict, those that
 	// ended before any verdict (a 5xx, a timeout before the drop): a
 	// failure. No record carries it.
@@ -53,7 +65,8 @@ const (
 // Failed reports whether the verdict names a resume bug.
 func (v Verdict) Failed() bool {
 	switch v {
-	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised, VerdictUnsendableID, VerdictCrossStream, VerdictNone:
+	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised, VerdictUnsendableID, VerdictCrossStream,
+		VerdictReordered, VerdictCancelledOnDrop, VerdictLeftOpen, VerdictNone:
 		return true
 	}
 	return false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,10 @@ import (
 func (r *run) event(ev *resumeclient.Event) bool {
 	if ev.Kind == resumeclient.KindComment {
 		r.rec.Comments++
+		return false
+	}
+	if r.res != nil && r.res.afterEnd != nil {
+		r.rec.Events++ // after the end: counted, nothing more
 		return false
 	}
 	if r.staleConn {
@@ -62,7 +67,7 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		r.rec.Outcome = Success
 		return true
 	case dialect.Failed:
-		if !r.cancelAt.IsZero() {
+		if r.cancelled != nil {
 			// A session dialect's answer to the call it cancelled (only
 			// those set cancelAt): an error answer is an answer all the
 			// same (the MCP Go SDK sends one: "context canceled").
@@ -70,6 +75,12 @@ func (r *run) event(ev *resumeclient.Event) bool {
 			return true
 		}
 		r.fail(UpstreamError, "error event in the stream: %s", ch.Message)
+		if r.conn > 0 && r.check != nil && strings.Contains(strings.ToLower(ch.Message), "cancel") {
+			// The call's answer after a drop is that it was cancelled:
+			// the server took the drop for the client's cancel.
+			r.check.flag(VerdictCancelledOnDrop, fmt.Sprintf("after the resume from %s, the call ended in an error that says it was cancelled (%s): the server cancelled it when the client's connection dropped, which a disconnection SHOULD NOT mean",
+				r.rs.Label(r.show(r.rec.LastEventIDSent)), ch.Message))
+		}
 		return true
 	}
 	return false
@@ -148,7 +159,7 @@ func (r *run) usage(u dialect.Tokens) {
 // which is not a new chunk) and applies the limits that stop a run after
 // so many chunks: max_chunks, the cancel sample, the drill's drop.
 func (r *run) text(ev *resumeclient.Event, again bool) bool {
-	if !r.cancelAt.IsZero() {
+	if r.cancelled != nil {
 		return false // after the cancel message: counted as an event only
 	}
 	r.connTexts++
@@ -188,7 +199,7 @@ func (r *run) mark(ch *dialect.Chunk, again bool, cursor string) {
 // lastChunk takes a content chunk that is also the end (MCP's response
 // to the call).
 func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
-	if !r.cancelAt.IsZero() {
+	if r.cancelled != nil {
 		r.cancelEnded(ev.Dispatched, nil, true)
 		return true
 	}
@@ -197,8 +208,21 @@ func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
 	}
 	r.tl.End = ev.Dispatched
 	r.rec.Outcome = Success
+	if ec, ok := r.rs.(dialect.EndCloser); ok && r.conn > 0 && ec.ServerClosesAfterEnd() {
+		// A resumed stream its server should close after the end: read on
+		// a while, to see whether it does.
+		r.res.afterEnd = time.AfterFunc(afterEndWait, func() {
+			r.res.leftOpen.Store(true)
+			r.sess.Drop()
+		})
+		return false
+	}
 	return true
 }
+
+// afterEndWait is how long a resumed stream is read after its end, when
+// the server should close it then (dialect.EndCloser).
+const afterEndWait = 2 * time.Second
 
 // cancelSample ends the run for the cancel sample: by closing the connection,
 // or, for a session dialect, by its cancel message, after which the
@@ -209,13 +233,13 @@ func (r *run) cancelSample() bool {
 		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.rec.Sample, r.tl.ChunkCount())
 		return true
 	}
-	r.cancelAt = r.now()
+	r.cancelled = &cancelled{at: r.now()}
 	if err := sd.CancelCall(r.ctx, r.c, r.t, r.req); err != nil {
 		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.rec.Sample, r.tl.ChunkCount(), err)
 		return true
 	}
-	r.cancelTimer = time.AfterFunc(cancelWait, func() {
-		r.cancelShut.Store(true)
+	r.cancelled.timer = time.AfterFunc(cancelWait, func() {
+		r.cancelled.shut.Store(true)
 		r.sess.Close()
 	})
 	return false
@@ -230,13 +254,13 @@ const cancelWait = 2 * time.Second
 // after cancelWait.
 func (r *run) cancelEnded(at time.Time, err error, result bool) {
 	r.ended = true
-	after := at.Sub(r.cancelAt)
+	after := at.Sub(r.cancelled.at)
 	msg := fmt.Sprintf("cancelled by the %s sample after %d content chunks with a cancel message", r.rec.Sample, r.tl.ChunkCount())
 	switch {
 	case result:
 		r.rec.ResultAfterCancel, r.rec.CancelEndMs = true, ptr(ms(after))
 		msg += fmt.Sprintf("; the result still came %.1f ms later", ms(after))
-	case r.cancelShut.Load():
+	case r.cancelled.shut.Load():
 		msg += fmt.Sprintf("; the stream was still open %s later, and the client closed it", cancelWait)
 	case errors.Is(err, io.EOF):
 		r.rec.CancelEndMs = ptr(ms(after))

@@ -32,7 +32,8 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 			// open then, once an event gave a cursor to resume from (else
 			// right after the first one that does). Exactly one of the
 			// timer and the reader takes dropDue and drops.
-			r.dropTimer = time.AfterFunc(r.dr.DropAt-r.now().Sub(info.Start), func() {
+			r.res = new(resumed)
+			r.res.dropAt = time.AfterFunc(r.dr.DropAt-r.now().Sub(info.Start), func() {
 				r.dropDue.Store(true)
 				if r.cursorSeen.Load() && r.dropDue.CompareAndSwap(true, false) {
 					r.sess.Restart()
@@ -50,6 +51,12 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 			r.staleOK(answer)
 			return errStaleAnswered
 		}
+		// An answer that opens and then says nothing (keep-alives only)
+		// gets staleQuietWait, not the whole run's timeout.
+		r.res.staleWait = time.AfterFunc(staleQuietWait, func() {
+			r.res.staleQuiet.Store(true)
+			r.sess.Drop()
+		})
 	}
 	return nil
 }
@@ -94,7 +101,12 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.tl.Closed = d.At
 	}
 	r.ended = true
-	if !r.cancelAt.IsZero() {
+	if r.res != nil && r.res.afterEnd != nil {
+		// The end came: what followed was the stream closing (or the
+		// client closing it, afterEndWait later).
+		return false
+	}
+	if r.cancelled != nil {
 		r.cancelEnded(d.At, d.Err, false)
 		return false
 	}
@@ -107,6 +119,10 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 	}
 	byServer := false
 	switch {
+	case r.staleConn && r.res.staleQuiet.Load():
+		// The client's own drop, staleQuietWait after the stale resume.
+		r.staleEnded(d.Err)
+		return false
 	case errors.Is(d.Err, resumeclient.ErrDropped):
 		if r.drill == DrillNone {
 			r.classify(d.Err)
@@ -321,7 +337,7 @@ func (r *run) sessionEnded(err error) {
 	if r.ended {
 		return
 	}
-	if !r.cancelAt.IsZero() {
+	if r.cancelled != nil {
 		r.cancelEnded(r.now(), err, false)
 		return
 	}
@@ -404,6 +420,9 @@ func (r *run) verdict(c *resumeCheck) {
 	label := r.rs.Label(r.show(rec.LastEventIDSent))
 	switch {
 	case rec.Verdict != "":
+	case r.res != nil && r.res.leftOpen.Load() && c.verdict == "":
+		rec.Verdict = VerdictLeftOpen
+		rec.ResumeDetail = fmt.Sprintf("after the call's response, the resumed stream (from %s) was still open %s later: the server SHOULD close it, and a client that waits for the close waits forever", label, afterEndWait)
 	case r.res != nil && r.res.stale != "":
 		rec.Verdict, rec.StaleAnswer = VerdictStaleOK, r.res.stale
 		rec.ResumeDetail = fmt.Sprintf("stale %s answered by %s", label, r.res.stale)

@@ -596,3 +596,51 @@ func TestTailWithoutReconnectsIsNeverNegative(t *testing.T) {
 		t.Errorf("tail %.3f ms, tail_excl_reconnect %.3f ms: the wait came before the first chunk, so nothing of it is in the tail", *rec.TailMs, *rec.TailExclReconnectMs)
 	}
 }
+
+// An event counted missing that comes later was reordered, not lost: by
+// integer ids, and by MCP progress with opaque ids. A hole that stays is
+// missed, counted once whichever of the two saw it.
+func TestResumeCheckLateEventIsReorderedNotMissed(t *testing.T) {
+	show := func(s string) string { return s }
+	typ := []byte("message")
+	for _, tc := range []struct {
+		name    string
+		opaque  bool
+		after   []int // the ids (and progress values) after the resume from 3
+		verdict Verdict
+		missed  int
+	}{
+		{"int swapped", false, []int{5, 4, 6}, VerdictReordered, 0},
+		{"int hole", false, []int{5, 6}, VerdictMissed, 1},
+		{"int two holes one late", false, []int{6, 4, 7}, VerdictMissed, 1},
+		{"opaque swapped", true, []int{5, 4, 6}, VerdictReordered, 0},
+		{"opaque hole", true, []int{5, 6}, VerdictMissed, 1},
+		{"opaque in order", true, []int{4, 5, 6}, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newResumeCheck(tc.opaque, false, show, show)
+			ev := func(i int, resumed bool) {
+				id := strconv.Itoa(i)
+				if tc.opaque {
+					id = "e-" + id // ids say nothing: the progress tells
+				}
+				c.event(id, true, typ, []byte("d"+id))
+				c.seq(float64(i), resumed)
+			}
+			for i := 1; i <= 3; i++ {
+				ev(i, false)
+			}
+			sent := "3"
+			if tc.opaque {
+				sent = "e-3"
+			}
+			c.reconnected(sent)
+			for _, i := range tc.after {
+				ev(i, true)
+			}
+			if c.verdict != tc.verdict || c.missed != tc.missed {
+				t.Errorf("verdict %q missed %d (%s), want %q %d", c.verdict, c.missed, c.detail, tc.verdict, tc.missed)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -95,9 +96,9 @@ type resumeCheck struct {
 	// sent id.
 	goodResumes int
 
-	// seqFirst and seqMax are the first and the largest position the
-	// bodies carried (MCP's progress), when hasSeq.
-	seqFirst, seqMax float64
+	// prog is what the check knows of the positions the bodies carry
+	// (MCP's progress); nil before the first.
+	prog *progress
 
 	replayed, duplicates, missed int
 	verdict                      Verdict
@@ -112,7 +113,6 @@ type resumeCheck struct {
 	rewind   bool
 	hasInt   bool
 	first    bool // the next event is the first after a reconnect
-	hasSeq   bool
 	resumed  bool // a resume came: events before it are the live stream's
 	repeated bool // an id came twice on the live stream
 }
@@ -193,7 +193,7 @@ func (c *resumeCheck) reconnected(id string) {
 // flag records a failing verdict; the first, most specific one is kept
 // unless a more severe one comes later.
 func (c *resumeCheck) flag(v Verdict, detail string) {
-	rank := map[Verdict]int{VerdictDuplicate: 1, VerdictMissed: 2, VerdictRestarted: 3, VerdictMismatch: 4, VerdictCrossStream: 5}
+	rank := map[Verdict]int{VerdictReordered: 1, VerdictDuplicate: 2, VerdictMissed: 3, VerdictCancelledOnDrop: 4, VerdictRestarted: 5, VerdictMismatch: 6, VerdictCrossStream: 7}
 	if rank[v] > rank[c.verdict] {
 		c.verdict, c.detail = v, detail
 	}
@@ -351,6 +351,10 @@ func (c *resumeCheck) gap(id string, first bool) {
 	if !c.resumed && c.hasInt && n != c.maxInt+1 {
 		c.uncount(fmt.Sprintf("ids are not consecutive on the live stream (%d after %d)", n, c.maxInt))
 	}
+	if c.resumed && c.uncounted == "" && c.hasInt && n < c.maxInt {
+		// A new id below the largest: one counted missing came late.
+		c.late(fmt.Sprintf("after the resume from %s, id %s came after %d: the events came out of order (each once)", c.label(c.sentID), c.show(id), c.maxInt))
+	}
 	if c.resumed && c.uncounted == "" && c.hasInt && n > c.maxInt+1 {
 		lost := int(n - c.maxInt - 1)
 		c.missed += lost
@@ -483,22 +487,83 @@ func (c *resumeCheck) crossStream(id string) {
 	c.flag(VerdictCrossStream, fmt.Sprintf("after the resume from %s, %s belonged to another stream (progress for another token, or the response to another request): a resume must replay only the stream it resumes", c.label(c.sentID), what))
 }
 
-// seq checks the position a new event's body carries (MCP's progress):
-// on a resumed connection, back at or before the first one means the
-// server started the work over; back but past it, that it replayed part
-// of it under new ids.
+// progress is what the check knows of the positions the bodies carry
+// (MCP's progress, which must grow along a call): the first, the largest
+// and the last one, the step between two on the live stream while it
+// stays the same, and the values seen (a bounded set).
+type progress struct {
+	first, max, last, step float64
+	n                      int
+	steady                 bool
+	seen                   map[float64]struct{}
+}
+
+// maxSeenProgress bounds the progress values a check remembers.
+const maxSeenProgress = checkWindow
+
+// seq checks the position a new event's body carries (MCP's progress).
+// The live stream's positions are kept, never judged; after a resume, a
+// position back at or before the first one means the server started the
+// work over (restarted); one seen before, that it sent part of the work
+// again under new ids (duplicate); one behind the largest but new, that
+// the events came out of order (reordered: a store that sorts its ids
+// wrongly); and, while the live stream counted by one step, a jump past
+// the next step, that events were lost (missed).
 func (c *resumeCheck) seq(v float64, resumed bool) {
-	switch {
-	case !c.hasSeq:
-		c.seqFirst, c.seqMax, c.hasSeq = v, v, true
-	case v > c.seqMax:
-		c.seqMax = v
-	case !resumed:
-	case v <= c.seqFirst:
-		c.flag(VerdictRestarted, fmt.Sprintf("after the resume from %s, progress started over at %s (it had reached %s): the server ran the work again",
-			c.label(c.sentID), strconv.FormatFloat(v, 'g', -1, 64), strconv.FormatFloat(c.seqMax, 'g', -1, 64)))
-	default:
-		c.flag(VerdictDuplicate, fmt.Sprintf("after the resume from %s, progress went back from %s to %s under new event ids: part of the work was sent again",
-			c.label(c.sentID), strconv.FormatFloat(c.seqMax, 'g', -1, 64), strconv.FormatFloat(v, 'g', -1, 64)))
+	p := c.prog
+	if p == nil {
+		c.prog = &progress{first: v, max: v, last: v, n: 1, steady: true, seen: map[float64]struct{}{v: {}}}
+		return
 	}
+	_, seen := p.seen[v]
+	num := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	switch {
+	case !resumed:
+		if d := v - p.last; p.n == 1 && d > 0 {
+			p.step = d
+		} else if d != p.step || d <= 0 {
+			p.steady = false
+		}
+	case v <= p.first:
+		c.flag(VerdictRestarted, fmt.Sprintf("after the resume from %s, progress started over at %s (it had reached %s): the server ran the work again",
+			c.label(c.sentID), num(v), num(p.max)))
+	case seen:
+		c.flag(VerdictDuplicate, fmt.Sprintf("after the resume from %s, progress went back from %s to %s under new event ids: part of the work was sent again",
+			c.label(c.sentID), num(p.max), num(v)))
+	case v < p.max:
+		detail := fmt.Sprintf("after the resume from %s, progress %s came after %s: the events came out of order (each once)", c.label(c.sentID), num(v), num(p.max))
+		if c.idsCount() {
+			c.flag(VerdictReordered, detail) // the ids' check counts what was missed
+		} else {
+			c.late(detail)
+		}
+	case p.steady && p.step > 0 && v > p.max+1.5*p.step && !c.idsCount():
+		// (While the ids count up by one, their check names the gap.)
+		lost := int(math.Round((v-p.max)/p.step)) - 1
+		c.missed += lost
+		c.flag(VerdictMissed, fmt.Sprintf("after the resume from %s, progress jumped from %s to %s: %d event(s) missing", c.label(c.sentID), num(p.max), num(v), lost))
+	}
+	p.n++
+	p.last = v
+	p.max = max(p.max, v)
+	if len(p.seen) < maxSeenProgress {
+		p.seen[v] = struct{}{}
+	}
+}
+
+// idsCount reports whether the ids themselves are checked for
+// continuity (integers counting up by one, not checked as opaque).
+func (c *resumeCheck) idsCount() bool { return !c.opaque && c.uncounted == "" && c.hasInt }
+
+// late takes an event counted missing that came after all, out of order:
+// one fewer missed, and once none is, the run's events were all there,
+// reordered.
+func (c *resumeCheck) late(detail string) {
+	if c.missed > 0 {
+		c.missed--
+	}
+	if c.missed == 0 && c.verdict == VerdictMissed {
+		c.verdict, c.detail = "", ""
+	}
+	c.flag(VerdictReordered, detail)
 }

@@ -130,11 +130,15 @@ func (r *run) release() {
 	if r.sess != nil {
 		r.sess.Close()
 	}
-	if r.dropTimer != nil {
-		r.dropTimer.Stop()
+	if r.res != nil {
+		for _, t := range []*time.Timer{r.res.dropAt, r.res.afterEnd, r.res.staleWait} {
+			if t != nil {
+				t.Stop()
+			}
+		}
 	}
-	if r.cancelTimer != nil {
-		r.cancelTimer.Stop()
+	if r.cancelled != nil && r.cancelled.timer != nil {
+		r.cancelled.timer.Stop()
 	}
 	if r.replies != nil {
 		r.replies.wg.Wait() // each bounded by replyWait
@@ -197,18 +201,15 @@ type run struct {
 	respID string // the stream's id, for dialects that resume by it
 
 	firstTimer *time.Timer // FirstChunkTimeout, stopped at the first chunk
-	dropTimer  *time.Timer // Drill.DropAt
 
 	secrets []string // the request's, for textgate.Scrub
 
-	res         *resumed  // the resumes' state; nil before the first drop
-	replies     *replies  // answers to the server's requests; nil before the first
-	cancelAt    time.Time // the session dialect's cancel was sent
-	cancelTimer *time.Timer
+	res       *resumed   // the resumes' state; nil before the first drop
+	replies   *replies   // answers to the server's requests; nil before the first
+	cancelled *cancelled // the session dialect's cancel message; nil before it
 
 	dropDue       atomic.Bool // DropAt has come and its drop is not done yet
 	cursorSeen    atomic.Bool // an event gave a cursor to resume from
-	cancelShut    atomic.Bool // cancelTimer ended the stream, cancelWait after cancelAt
 	ownClient     bool        // c was made for this run alone
 	firstOnConn   bool        // no new chunk yet on this (resumed) connection
 	ended         bool        // onDrop judged the end of the run
@@ -217,10 +218,23 @@ type run struct {
 	cursorCleared bool // the last id field was empty
 }
 
+// cancelled is a session dialect's cancel message: when it was sent, and
+// the timer that closes the stream cancelWait later if it is still open.
+type cancelled struct {
+	at    time.Time
+	timer *time.Timer
+	shut  atomic.Bool // the timer ended the stream
+}
+
 // resumed is what a run keeps of its resumes: the last one's request and
 // wait, and the drills' state (a run that never drops holds none of it).
 type resumed struct {
 	req        resumeclient.Request // its request
+	dropAt     *time.Timer          // the drill's Drill.DropAt (made with the first connection)
+	afterEnd   *time.Timer          // reading on after the end of a resumed stream (dialect.EndCloser)
+	leftOpen   atomic.Bool          // the stream was still open afterEndWait after its end
+	staleWait  *time.Timer          // the wait for a stale resume's first event
+	staleQuiet atomic.Bool          // the stale resume sent no event in staleWait
 	retries    int                  // requests of the resumes refused and sent again, in all
 	stale      string               // the defined answer to a stale id, when one came
 	staleNote  string               // a position header that came back and answered nothing
@@ -363,6 +377,9 @@ func (r *run) classify(err error) {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		what := "end marker"
+		if en, ok := r.d.(dialect.EndNamer); ok {
+			what = en.EndName()
+		}
 		if r.tl.Headers.IsZero() {
 			what = "response headers"
 		} else if r.tl.ChunkCount() == 0 {

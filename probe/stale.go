@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -103,8 +104,17 @@ func (r *run) decodeQuiet(ev *resumeclient.Event) dialect.Chunk {
 	return ch
 }
 
+// staleQuietWait is how long a stale resume's open stream may stay
+// without an event (keep-alives only) before it is judged as no answer.
+const staleQuietWait = 3 * time.Second
+
 // staleEnded judges a stale resume whose stream ended before any event.
 func (r *run) staleEnded(err error) {
+	if r.res.staleQuiet.Load() {
+		r.rec.Outcome = Success
+		r.undefinedStale(fmt.Sprintf("the stream stayed open %s with no event (keep-alives only)", staleQuietWait))
+		return
+	}
 	if errors.Is(err, io.EOF) {
 		r.rec.Outcome = Success
 		r.undefinedStale("the stream closed with no event and no defined answer")

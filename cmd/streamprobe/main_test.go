@@ -250,7 +250,8 @@ func TestDemoDrills(t *testing.T) {
 	want := []probe.Verdict{probe.VerdictPass, probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictDuplicate,
 		probe.VerdictMissed, probe.VerdictRestarted, probe.VerdictMismatch, probe.VerdictUndefinedStale,
 		probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictDuplicate, probe.VerdictMissed, probe.VerdictRestarted,
-		probe.VerdictCrossStream, probe.VerdictUndefinedStale, probe.VerdictNotSupported}
+		probe.VerdictCrossStream, probe.VerdictUndefinedStale, probe.VerdictNotSupported, probe.VerdictReordered,
+		probe.VerdictCancelledOnDrop, probe.VerdictLeftOpen, probe.VerdictUndefinedStale}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d", len(recs), len(want))
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +92,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
 	fs.IntVar(&f.rewind, "rewind", probe.DefaultRewind, "duplicate drill: how many events back the last resume starts")
 	fs.StringVar(&f.staleID, "stale-id", "", "stale drill: the cursor to resume with: an unknown id, or one older than the server retains (default "+dialect.DefaultStaleID+", or "+dialect.DefaultStaleCursor+" for openai-responses)")
-	fs.StringVar(&f.ids, "ids", config.IDsInt, "drill: '"+config.IDsInt+"' checks integer ids for continuity, '"+config.IDsOpaque+"' only for uniqueness and position")
+	fs.StringVar(&f.ids, "ids", "", "drill: '"+config.IDsInt+"' checks integer ids for continuity, '"+config.IDsOpaque+"' only for uniqueness and position (default: "+config.IDsOpaque+" for "+strings.Join(dialect.OpaqueIDDialects(), ", ")+", "+config.IDsInt+" for the others)")
 	fs.StringVar(&f.errorEvent, "error-event", probe.DefaultErrorEvent, "stale drill: event type of an error answer")
 	fs.StringVar(&f.resetEvent, "reset-event", probe.DefaultResetEvent, "stale drill: event type of a reset marker")
 	fs.Var(&f.staleHeaders, "stale-header", "stale drill: response header that answers a stale id: 'Name' (names the position the server resumed from; any value but the id sent answers) or 'Name: value' (repeatable; default Last-Event-ID and Mercure-Last-Event-ID)")
@@ -131,6 +132,12 @@ func (f *onceFlags) target() (config.Target, error) {
 		DropAfter: f.dropAfter, DropAt: config.Duration{Duration: f.dropAt}, Rewind: f.rewind, StaleID: f.staleID, IDs: f.ids,
 		ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent, StaleHeaders: f.staleHeaders,
 		ResumeOnDrop: &resume, MaxReconnects: f.maxReconnects}
+	if t.IDs == "" {
+		t.IDs = config.IDsInt // the dialect's default, as a file's target takes it
+		if slices.Contains(dialect.OpaqueIDDialects(), t.Dialect) {
+			t.IDs = config.IDsOpaque
+		}
+	}
 	t.Samples = []string{f.sample}
 	if f.drill != "" {
 		t.Samples, t.Drills, t.DrillSample = []string{}, []string{f.drill}, f.sample

@@ -9,6 +9,7 @@ package builtin
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -235,6 +236,20 @@ func (dd DrillCase) Target(base string) dialect.Target {
 		Tools: map[string]dialect.ToolCall{"long": {Name: "progress", Args: []byte(args)}}}
 }
 
+// ProbeDrill is the drill as the probe runs it on the case's target: with
+// the ids checked as its dialect checks them by default (opaque for MCP).
+func (dd DrillCase) ProbeDrill() probe.Drill {
+	d := dd.Drill
+	d.OpaqueIDs = slices.Contains(dialect.OpaqueIDDialects(), dd.Target("http://x").Dialect)
+	return d
+}
+
+// EndsInError reports whether the case's run ends in an error, as its
+// verdict says it must: no ids to resume by, or the call cancelled.
+func (dd DrillCase) EndsInError() bool {
+	return dd.Want == probe.VerdictNotSupported || dd.Want == probe.VerdictCancelledOnDrop
+}
+
 // mountMCP puts the reference MCP server on /mcp.
 func mountMCP(s *refserver.Server) { s.Mount = map[string]http.Handler{"/mcp": refserver.NewMCP("")} }
 
@@ -257,5 +272,9 @@ func Drills() []DrillCase {
 		{Server: "MCP, replays another call's messages", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPCrossStream, Want: probe.VerdictCrossStream},
 		{Server: "MCP, live tail for an unknown Last-Event-ID", Drill: probe.Drill{Name: probe.DrillStale}, Setup: mountMCP, MCP: refserver.MCPStaleLive, Want: probe.VerdictUndefinedStale},
 		{Server: "MCP, no event ids", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPNoIDs, Want: probe.VerdictNotSupported},
+		{Server: "MCP, replays two events swapped", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPReorder, Want: probe.VerdictReordered},
+		{Server: "MCP, cancels the call when the connection drops", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPCancelOnDrop, Want: probe.VerdictCancelledOnDrop},
+		{Server: "MCP, leaves the resumed stream open after the response", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPLeaveOpen, Want: probe.VerdictLeftOpen},
+		{Server: "MCP, keep-alives only for an unknown Last-Event-ID", Drill: probe.Drill{Name: probe.DrillStale}, Setup: mountMCP, MCP: refserver.MCPStaleQuiet, Want: probe.VerdictUndefinedStale},
 	}
 }

@@ -92,7 +92,7 @@ func (j Job) WithToken(ctx context.Context) (dialect.Target, error) {
 func Env(getenv func(string) string) config.Env {
 	return config.Env{
 		Names: config.Names{Dialects: dialect.Names(), Samples: dialect.SampleNames, Drills: probe.DrillNames,
-			NoEventIDs: dialect.NoEventIDs()},
+			NoEventIDs: dialect.NoEventIDs(), OpaqueIDs: dialect.OpaqueIDDialects()},
 		Getenv: getenv,
 	}
 }

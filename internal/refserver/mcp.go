@@ -43,10 +43,25 @@ const (
 	MCPPoll MCPFault = "poll"
 	// MCPJSON answers tools/call with one JSON body once the tool is done.
 	MCPJSON MCPFault = "json"
+	// MCPReorder replays the first two events after the one Last-Event-ID
+	// names in swapped order (as an event store that sorts Date.now() ids
+	// as text does when two events share a millisecond).
+	MCPReorder MCPFault = "reorder"
+	// MCPLeaveOpen keeps a resumed GET's stream open after the call's
+	// response (the server SHOULD close it; the TypeScript SDK's does not).
+	MCPLeaveOpen MCPFault = "leave-open"
+	// MCPCancelOnDrop cancels the tool when the client drops the POST's
+	// connection and stores a "context canceled" error as the call's
+	// answer, which a resume replays (as mark3labs/mcp-go does).
+	MCPCancelOnDrop MCPFault = "cancel-on-drop"
+	// MCPStaleQuiet answers an unknown Last-Event-ID with 200 and a
+	// stream that carries only keep-alive comments, forever.
+	MCPStaleQuiet MCPFault = "stale-quiet"
 )
 
 // MCPFaults lists the faults, for the demo and the tests.
-var MCPFaults = []MCPFault{MCPDuplicate, MCPGap, MCPRestart, MCPCrossStream, MCPStaleLive, MCPNoIDs, MCPPoll, MCPJSON}
+var MCPFaults = []MCPFault{MCPDuplicate, MCPGap, MCPRestart, MCPCrossStream, MCPStaleLive, MCPNoIDs, MCPPoll, MCPJSON,
+	MCPReorder, MCPLeaveOpen, MCPCancelOnDrop, MCPStaleQuiet}
 
 // MCPVersions are the protocol versions the server speaks, newest first:
 // those the mcp dialect speaks.
@@ -120,8 +135,11 @@ type mcpStream struct {
 	gen     int           // bumped by a restart: an older run stops
 	cancel  chan struct{} // closed by notifications/cancelled
 	other   *mcpStream    // another call of the session (cross-stream)
-	steps   int
-	every   time.Duration
+	// reorderAt is where MCPReorder's swapped pair starts (-1 none): the
+	// replay writes the pair first, with its own ids, then goes on after it.
+	reorderAt int
+	steps     int
+	every     time.Duration
 }
 
 func (st *mcpStream) id(i int) string { return strconv.Itoa(st.num*1_000_000 + i) }
@@ -336,7 +354,7 @@ func (m *MCP) call(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg
 	if len(msg.Params.Arguments) > 0 && json.Unmarshal(msg.Params.Arguments, &args) != nil {
 		return rpcError(w, http.StatusOK, msg.ID, -32602, "Invalid arguments"), time.Time{}
 	}
-	st := &mcpStream{reqID: msg.ID, token: msg.Params.Meta.ProgressToken, fault: cmpOr(args.Fault, m.Fault), steps: min(max(args.Steps, 0), 10_000),
+	st := &mcpStream{reqID: msg.ID, token: msg.Params.Meta.ProgressToken, fault: cmpOr(args.Fault, m.Fault), steps: min(max(args.Steps, 0), 10_000), reorderAt: -1,
 		every: time.Duration(min(max(args.IntervalMs, 0), 60_000)) * time.Millisecond, changed: make(chan struct{}), cancel: make(chan struct{})}
 	m.mu.Lock()
 	st.num = len(sess.streams) + 1
@@ -480,6 +498,9 @@ func (m *MCP) resume(w http.ResponseWriter, r *http.Request, sess *mcpSession, l
 	newest := sess.newest
 	m.mu.Unlock()
 	if !known {
+		if newest != nil && newest.fault == MCPStaleQuiet || m.Fault == MCPStaleQuiet {
+			return m.quiet(w, r), time.Time{}
+		}
 		if newest != nil && newest.fault == MCPStaleLive || m.Fault == MCPStaleLive {
 			if newest == nil {
 				return rpcError(w, http.StatusNotFound, nil, -32000, "no stream"), time.Time{}
@@ -497,6 +518,10 @@ func (m *MCP) resume(w http.ResponseWriter, r *http.Request, sess *mcpSession, l
 		from--
 	case MCPGap:
 		from++
+	case MCPReorder:
+		m.mu.Lock()
+		st.reorderAt = from
+		m.mu.Unlock()
 	case MCPRestart:
 		m.mu.Lock()
 		st.gen++
@@ -514,6 +539,28 @@ func (m *MCP) resume(w http.ResponseWriter, r *http.Request, sess *mcpSession, l
 		}
 	}
 	return m.play(w, r, st, from, st.fault == MCPPoll)
+}
+
+// quiet answers with a stream of keep-alive comments only, until the
+// client goes.
+func (m *MCP) quiet(w http.ResponseWriter, r *http.Request) int {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+			return http.StatusOK
+		}
+		select {
+		case <-tick.C:
+		case <-r.Context().Done():
+			return http.StatusOK
+		case <-m.quit:
+			return http.StatusOK
+		}
+	}
 }
 
 // play writes the stream st from event from on (extra first: another
@@ -534,9 +581,21 @@ func (m *MCP) play(w http.ResponseWriter, r *http.Request, st *mcpStream, from i
 	sent := 0
 	for pos := from; ; {
 		m.mu.Lock()
-		evs, done, ch := st.events, st.done, st.changed
+		evs, done, ch, swap := st.events, st.done, st.changed, st.reorderAt
 		m.mu.Unlock()
 		for ; pos < len(evs); pos++ {
+			if pos == swap && pos+1 >= len(evs) && !done {
+				break // MCPReorder: wait for the pair's second event
+			}
+			if pos == swap && pos+1 < len(evs) {
+				// MCPReorder: this pair goes out swapped, each with its id.
+				if m.writeEvent(w, st, pos+1, evs[pos+1], false, retry) != nil || m.writeEvent(w, st, pos, evs[pos], false, retry) != nil {
+					return http.StatusOK, time.Time{}
+				}
+				pos++
+				sent += 2
+				continue
+			}
 			if err := m.writeEvent(w, st, pos, evs[pos], poll && pos == 0, retry); err != nil {
 				return http.StatusOK, time.Time{}
 			}
@@ -549,17 +608,52 @@ func (m *MCP) play(w http.ResponseWriter, r *http.Request, st *mcpStream, from i
 				return http.StatusOK, time.Now()
 			}
 		}
-		if rc.Flush() != nil || done {
-			return http.StatusOK, time.Time{}
-		}
-		select {
-		case <-ch:
-		case <-r.Context().Done():
-			return http.StatusOK, time.Time{}
-		case <-m.quit:
+		if rc.Flush() != nil || m.ended(r, st, done, ch) {
 			return http.StatusOK, time.Time{}
 		}
 	}
+}
+
+// ended waits, once the events so far are out, for more of them (false)
+// or for the answer's end (true): the call is done, the client went or
+// the server closes. A call's POST dropped under MCPCancelOnDrop cancels
+// the call; a resumed GET under MCPLeaveOpen stays open after the call's
+// response, until the client goes.
+func (m *MCP) ended(r *http.Request, st *mcpStream, done bool, more <-chan struct{}) bool {
+	if done {
+		if st.fault == MCPLeaveOpen && r.Method == http.MethodGet {
+			select {
+			case <-r.Context().Done():
+			case <-m.quit:
+			}
+		}
+		return true
+	}
+	select {
+	case <-more:
+		return false
+	case <-r.Context().Done():
+		if st.fault == MCPCancelOnDrop && r.Method == http.MethodPost {
+			m.cancelOnDrop(st)
+		}
+	case <-m.quit:
+	}
+	return true
+}
+
+// cancelOnDrop is MCPCancelOnDrop's answer to the client's dropping the
+// call's POST: the tool stops (its context was the request's) and the
+// call's answer, stored for a resume to replay, is the error it ended in.
+func (m *MCP) cancelOnDrop(st *mcpStream) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st.done {
+		return
+	}
+	st.gen++ // the running tool's next event is dropped
+	st.events = append(st.events, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"context canceled"}}`, st.reqID))
+	st.done = true
+	m.notify(st)
 }
 
 func (m *MCP) writeEvent(w http.ResponseWriter, st *mcpStream, pos int, data string, withRetry bool, retry time.Duration) error {
