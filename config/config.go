@@ -164,6 +164,7 @@ type Target struct {
 	// Drill settings, the same as once's flags.
 	DropAfter    int      `toml:"drop_after"`
 	DropAt       Duration `toml:"drop_at"`
+	Away         Duration `toml:"away"`
 	Rewind       int      `toml:"rewind"`
 	StaleID      string   `toml:"stale_id"`
 	IDs          string   `toml:"ids"`

@@ -276,6 +276,9 @@ func TestRangesOfWrittenKeys(t *testing.T) {
 		"drop_after = -1":                   "p.toml:4: target[0].drop_after: -1: want 1 or more",
 		"rewind = 0":                        "p.toml:4: target[0].rewind: 0: want 1 or more",
 		`max_stream = "0s"`:                 "p.toml:4: target[0].max_stream: 0s: want a positive duration",
+		`away = "-1s"`:                      `p.toml:4: target[0].away: "-1s" is negative`,
+		`away = "10m"`:                      "p.toml:4: target[0].away: away (10m0s) must be shorter than max_stream (5m0s)",
+		`away = "5s"`:                       "",
 		"max_chunks = 99999999999999999999": "p.toml:4: target[0].max_chunks: 99999999999999999999 does not fit in a 64-bit integer",
 	} {
 		err := parse(extra)
@@ -332,7 +335,7 @@ func TestDecoderErrorsFromTheirTypes(t *testing.T) {
 // is about. The target's name is free text (the URL's host:port).
 func TestFromFlagsNamesTheFlag(t *testing.T) {
 	flags := map[string]string{"labels": "-label", "target[0].url": "-url", "target[0].builtin": "-builtin",
-		"target[0].max_reconnects": "-max-reconnects", "target[0].max_stream": "-timeout", "target[0].drop_at": "-drop-at",
+		"target[0].max_reconnects": "-max-reconnects", "target[0].max_stream": "-timeout", "target[0].drop_at": "-drop-at", "target[0].away": "-away",
 		"target[0].headers": "-header", "target[0].bearer_env": "-bearer-env", "target[0].header_env": "-header-env", "target[0].samples": "-sample", "target[0].ids": "-ids"}
 	base := Target{Name: "127.0.0.1:8080", Dialect: "sse", Samples: []string{"short"}, IDs: "int", MaxStream: Duration{time.Minute}, MaxReconnects: 5}
 	var u URL
@@ -353,6 +356,7 @@ func TestFromFlagsNamesTheFlag(t *testing.T) {
 		{func(c *Config) { c.Targets[0].Builtin = true }, "set -url or -builtin, not both"},
 		{func(c *Config) { c.Targets[0].MaxReconnects = 0 }, "-max-reconnects 0: want 1 to 100"},
 		{func(c *Config) { c.Targets[0].DropAt = Duration{2 * time.Minute} }, "-drop-at (2m0s) must be shorter than -timeout (1m0s)"},
+		{func(c *Config) { c.Targets[0].Away = Duration{2 * time.Minute} }, "-away (2m0s) must be shorter than -timeout (1m0s)"},
 		{func(c *Config) { c.Targets[0].Headers = map[string]string{"X-Api-Key": "k"} }, "-header X-Api-Key: secrets may not be given on the command line: use -bearer-env or -header-env"},
 		{func(c *Config) { c.Targets[0].Samples = []string{"huge"} }, `-sample: unknown sample "huge" (known: short, long, cancel)`},
 		{func(c *Config) { c.Targets[0].IDs = "uuid" }, `-ids "uuid": want int or opaque`},

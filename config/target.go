@@ -209,6 +209,12 @@ func (c *Config) checkTiming(t *Target, key func(string) string) []error {
 	case t.Timeout.Duration > maxStream:
 		errs = append(errs, c.errNamed(key("timeout"), "%s (%s) must not be longer than %s (%s)", c.name(key("timeout")), t.Timeout.Duration, c.name(key("max_stream")), maxStream))
 	}
+	switch away := t.Away.Duration; {
+	case away < 0:
+		errs = append(errs, c.errValue(key("away"), away.String(), "want a positive duration"))
+	case away > 0 && maxStream > 0 && away >= maxStream:
+		errs = append(errs, c.errNamed(key("away"), "%s (%s) must be shorter than %s (%s)", c.name(key("away")), t.Away.Duration, c.name(key("max_stream")), maxStream))
+	}
 	switch dropAt := t.DropAt.Duration; {
 	case dropAt < 0:
 		errs = append(errs, c.errValue(key("drop_at"), dropAt.String(), "want a positive duration"))

@@ -93,6 +93,10 @@ type Drill struct {
 	// DropAt, when > 0, drops the first connection this long after the
 	// request started instead (it may land mid-event).
 	DropAt time.Duration
+	// Away is how long the client stays away after its own drop before it
+	// resumes (a client that lost its network for a while, or came back
+	// to a call later); 0 resumes at once.
+	Away time.Duration
 	// Rewind is how many events back the duplicate drill's last resume
 	// starts; 0 means DefaultRewind.
 	Rewind int

@@ -203,6 +203,9 @@ func (r *run) resume(d *resumeclient.Drop, byServer bool) bool {
 	}
 	d.Next, d.Wait, r.res.req = next, 0, next
 	r.res.retryWait = 0
+	if !byServer {
+		d.Wait = r.dr.Away // the drill's client comes back this much later
+	}
 	if byServer && d.HasRetry {
 		if !r.serverWait(d.Retry) {
 			return false

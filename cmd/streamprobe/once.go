@@ -39,7 +39,7 @@ type onceFlags struct {
 	staleHeaders                                headerFlags
 	dropAfter, rewind, maxReconnects            int
 	noResume                                    bool
-	dropAt                                      time.Duration
+	dropAt, away                                time.Duration
 }
 
 // onceKeys maps each config key once's flags set to its flag, so that an
@@ -54,7 +54,7 @@ var onceKeys = map[string]string{
 	"target[0].max_event_size": "-max-event-size", "target[0].max_chunks": "-max-chunks",
 	"target[0].end_event": "-end-event", "target[0].end_data": "-end-data",
 	"target[0].insecure_skip_verify": "-insecure-skip-verify", "target[0].http2": "-http2",
-	"target[0].drop_after": "-drop-after", "target[0].drop_at": "-drop-at", "target[0].rewind": "-rewind",
+	"target[0].drop_after": "-drop-after", "target[0].drop_at": "-drop-at", "target[0].away": "-away", "target[0].rewind": "-rewind",
 	"target[0].stale_id": "-stale-id", "target[0].ids": "-ids", "target[0].error_event": "-error-event",
 	"target[0].reset_event": "-reset-event", "target[0].stale_headers": "-stale-header",
 	"target[0].resume_on_drop": "-no-resume", "target[0].max_reconnects": "-max-reconnects",
@@ -90,6 +90,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.drill, "drill", "", "resume drill: "+strings.Join(probe.DrillNames, " | ")+" (sse dialect; see docs/drills.md)")
 	fs.IntVar(&f.dropAfter, "drop-after", probe.DefaultDropAfter, "drill: content chunks a connection reads before the client drops it")
 	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
+	fs.DurationVar(&f.away, "away", 0, "drill: stay away this long after the drop before resuming (a client that comes back later); default at once")
 	fs.IntVar(&f.rewind, "rewind", probe.DefaultRewind, "duplicate drill: how many events back the last resume starts")
 	fs.StringVar(&f.staleID, "stale-id", "", "stale drill: the cursor to resume with: an unknown id, or one older than the server retains (default "+dialect.DefaultStaleID+", or "+dialect.DefaultStaleCursor+" for openai-responses)")
 	fs.StringVar(&f.ids, "ids", "", "drill: '"+config.IDsInt+"' checks integer ids for continuity, '"+config.IDsOpaque+"' only for uniqueness and position (default: "+config.IDsOpaque+" for "+strings.Join(dialect.OpaqueIDDialects(), ", ")+", "+config.IDsInt+" for the others)")
@@ -129,7 +130,7 @@ func (f *onceFlags) target() (config.Target, error) {
 	t := config.Target{Name: f.name, Builtin: f.builtin, Dialect: f.dialect, Method: f.method, Model: f.model,
 		BearerEnv: f.bearerEnv, CancelAfter: f.cancelAfter, MaxStream: config.Duration{Duration: f.timeout}, MaxEventSize: f.maxEvent,
 		MaxChunks: f.maxChunks, EndEvent: f.endEvent, EndData: &endData, InsecureSkipVerify: f.insecure, HTTP2: f.http2,
-		DropAfter: f.dropAfter, DropAt: config.Duration{Duration: f.dropAt}, Rewind: f.rewind, StaleID: f.staleID, IDs: f.ids,
+		DropAfter: f.dropAfter, DropAt: config.Duration{Duration: f.dropAt}, Away: config.Duration{Duration: f.away}, Rewind: f.rewind, StaleID: f.staleID, IDs: f.ids,
 		ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent, StaleHeaders: f.staleHeaders,
 		ResumeOnDrop: &resume, MaxReconnects: f.maxReconnects}
 	if t.IDs == "" {

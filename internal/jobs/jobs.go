@@ -169,7 +169,7 @@ func checkRequests(c *config.Config, i int, t dialect.Target, ct config.Target) 
 // DrillSettings are a target's resume settings as a probe.Drill with no
 // name: the drills' and those of a drop by the server.
 func DrillSettings(ct config.Target) probe.Drill {
-	d := probe.Drill{DropAfter: ct.DropAfter, DropAt: ct.DropAt.Duration, Rewind: ct.Rewind, StaleID: ct.StaleID,
+	d := probe.Drill{DropAfter: ct.DropAfter, DropAt: ct.DropAt.Duration, Away: ct.Away.Duration, Rewind: ct.Rewind, StaleID: ct.StaleID,
 		OpaqueIDs: ct.IDs == config.IDsOpaque, ErrorEvent: ct.ErrorEvent, ResetEvent: ct.ResetEvent, MaxReconnects: ct.MaxReconnects}
 	for _, h := range ct.StaleHeaders {
 		if m, err := config.ParseHeaderMatch(h); err == nil {

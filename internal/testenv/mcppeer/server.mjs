@@ -30,13 +30,14 @@ import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/in
 const tools = [
   {
     name: 'progress',
-    description: 'Reports progress `steps` times, one every `interval_ms`, then answers with `text`; after `close_after` reports it closes its SSE stream (SEP-1699) and goes on.',
+    description: 'Reports progress `steps` times, one every `interval_ms`, then, `tail_ms` later, answers with `text`; after `close_after` reports it closes its SSE stream (SEP-1699) and goes on.',
     inputSchema: {
       type: 'object',
       properties: {
         steps: { type: 'integer', minimum: 0, maximum: 10000 },
         interval_ms: { type: 'integer', minimum: 0, maximum: 60000 },
         close_after: { type: 'integer', minimum: 0 },
+        tail_ms: { type: 'integer', minimum: 0, maximum: 60000 },
         text: { type: 'string' },
       },
     },
@@ -60,6 +61,7 @@ function newServer() {
     const count = Number.isInteger(a.steps) ? a.steps : 5;
     const interval = Number.isInteger(a.interval_ms) ? a.interval_ms : 50;
     const closeAfter = Number.isInteger(a.close_after) ? a.close_after : 0;
+    const tail = Number.isInteger(a.tail_ms) ? a.tail_ms : 0;
     const text = typeof a.text === 'string' ? a.text : 'done';
     const token = request.params._meta?.progressToken;
     for (let i = 1; i <= count; i++) {
@@ -73,6 +75,7 @@ function newServer() {
       }
       if (i === closeAfter && extra.closeSSEStream) extra.closeSSEStream();
     }
+    if (tail > 0) await sleep(tail, extra.signal);
     logToolDone(extra.sessionId, text, extra.signal.aborted);
     return { content: [{ type: 'text', text: `${text}: ${count} steps` }] };
   });
