@@ -225,6 +225,11 @@ func (s *Server) Close() {
 	// then would be reset, not refused).
 	s.ln.Close()
 	s.http.Close()
+	// The listener too: http.Server.Close closes only the listeners its
+	// Serve has taken, and Serve runs in a goroutine that may not have
+	// started yet; the kernel would then accept a connection after Close
+	// returned, and reset it once Serve starts and quits.
+	s.ln.Close()
 	s.wg.Wait()
 	for _, h := range s.Mount {
 		if c, ok := h.(io.Closer); ok {
