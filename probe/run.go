@@ -375,6 +375,10 @@ func (r *run) openSession(sd dialect.Session) bool {
 func (r *run) classify(err error) {
 	ctx := r.ctx
 	switch {
+	case errors.Is(err, resumeclient.ErrHTTPStatus):
+		// Before the deadline: the wait for the error body may have
+		// used the run's time up, and the status is the answer.
+		r.fail(UpstreamError, "%v", err)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		what := "end marker"
 		if en, ok := r.d.(dialect.EndNamer); ok {
@@ -396,8 +400,6 @@ func (r *run) classify(err error) {
 		r.fail(ClientCancelled, "cancelled before the end (shutdown)")
 	case errors.Is(err, resumeclient.ErrNotEventStream), errors.Is(err, resumeclient.ErrEventTooLarge):
 		r.fail(ProtocolError, "%v", err)
-	case errors.Is(err, resumeclient.ErrHTTPStatus):
-		r.fail(UpstreamError, "%v", err)
 	case errors.Is(err, resumeclient.ErrConnect):
 		r.fail(UpstreamError, "%v", err)
 	case errors.Is(err, io.EOF):

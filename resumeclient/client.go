@@ -311,8 +311,9 @@ func (c *Client) newStream(resp *http.Response, r Request, info ConnInfo, cancel
 // firstReadBuffer is a stream's first read buffer.
 const firstReadBuffer = 1 << 10
 
-// snippetWait bounds the read of an error body's first bytes: a server may
-// send a few bytes and keep the connection open.
+// snippetWait bounds the read of the rest of an error body's snippet
+// after its first bytes: a server may send a few bytes and keep the
+// connection open.
 const snippetWait = 250 * time.Millisecond
 
 // sameHostRedirect follows up to 10 redirects within the same scheme and
@@ -329,12 +330,19 @@ func sameHostRedirect(req *http.Request, via []*http.Request) error {
 
 // errorSnippet reads the start of an error body, for the message only:
 // more than it shows, so that a secret of the request straddling the cut
-// is redacted whole before the text is bounded (Scrub).
+// is redacted whole before the text is bounded (Scrub). It waits for the
+// first bytes as long as the request's context lets it (the run's
+// deadline: a provider may take its time to say why), then for the rest
+// at most snippetWait.
 func errorSnippet(body io.ReadCloser, secrets []string) string {
 	b := make([]byte, 1024)
-	t := time.AfterFunc(snippetWait, func() { body.Close() })
-	n, _ := io.ReadFull(body, b)
-	t.Stop()
+	n, err := io.ReadAtLeast(body, b, 1)
+	if err == nil && n < len(b) {
+		t := time.AfterFunc(snippetWait, func() { body.Close() })
+		m, _ := io.ReadFull(body, b[n:])
+		t.Stop()
+		n += m
+	}
 	return textgate.Scrub(string(b[:n]), secrets, snippetLen)
 }
 

@@ -109,6 +109,40 @@ func TestOpenErrorBodyThatNeverEnds(t *testing.T) {
 	}
 }
 
+// An error body that comes well after the headers (here 400 ms, where the
+// wait was 250 ms) is waited for: the provider's message is the answer.
+// One that never comes ends the wait with the caller's deadline.
+func TestOpenErrorBodyAfterTheHeaders(t *testing.T) {
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/never" {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		time.Sleep(400 * time.Millisecond)
+		io.WriteString(w, `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`)
+	}))
+	defer ts.Close()
+	defer close(release)
+	_, err := newTestClient(t).Open(context.Background(), Request{URL: ts.URL})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != 503 || !strings.Contains(se.Snippet, "The model is overloaded.") {
+		t.Errorf("err = %v: want the body that came 400 ms after the headers", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = newTestClient(t).Open(ctx, Request{URL: ts.URL + "/never"})
+	if !errors.As(err, &se) || se.Status != 503 || se.Snippet != "" || ctx.Err() == nil {
+		t.Errorf("err = %v (context %v): want the status, no body, after the deadline", err, ctx.Err())
+	}
+}
+
 func TestDropAtByteCutsMidEvent(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")

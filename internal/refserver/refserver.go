@@ -93,6 +93,10 @@ type Server struct {
 	Status      int
 	ContentType string
 	ErrorBody   string
+	// ErrorBodyDelay is the wait between a fault answer's headers (sent
+	// and flushed at once) and its body: a provider that takes its time
+	// to say why.
+	ErrorBodyDelay time.Duration
 	// StatusFor, when set, picks a fault answer per request: a status
 	// other than 0 is answered as Status with the body it returns.
 	StatusFor func(r *http.Request, body []byte) (status int, errBody string)
@@ -538,6 +542,12 @@ func (s *Server) fault(w http.ResponseWriter, r *http.Request, body []byte) bool
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	if s.ErrorBodyDelay > 0 {
+		http.NewResponseController(w).Flush()
+		if !sleepUntil(r.Context(), s.quit, time.Now().Add(s.ErrorBodyDelay)) {
+			return true
+		}
+	}
 	io.WriteString(w, or(errBody, `{"error":{"message":"refserver: injected status"}}`))
 	return true
 }
