@@ -92,3 +92,58 @@ func TestBodyParserLimit(t *testing.T) {
 		t.Error("an empty body is no event")
 	}
 }
+
+// FramingSSETrailer: the lines of unknown fields after the last event
+// (Gemini's error object, bare JSON) come as one KindTrailer event at the
+// clean end of the body; plain SSE ignores them, as the rules say; an
+// event after them clears them; they are bounded by MaxTrailer.
+func TestFramingSSETrailer(t *testing.T) {
+	t.Parallel()
+	const obj = "{\r\n  \"error\": {\r\n    \"code\": 499,\r\n    \"status\": \"CANCELLED\"\r\n  }\r\n}"
+	big := strings.Repeat("x", 1000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		switch r.URL.Path {
+		case "/trailer":
+			io.WriteString(w, "data: {\"a\":1}\r\n\r\n"+obj+"\r\n\r\n")
+		case "/cleared":
+			io.WriteString(w, "junk line\n\ndata: {\"a\":2}\n\n")
+		case "/big":
+			io.WriteString(w, "data: x\n\n"+strings.Repeat(big+"\n", 40))
+		}
+	}))
+	defer srv.Close()
+	read := func(path string, f Framing) (data []string, trailer string) {
+		st, err := (&Client{}).Open(context.Background(), Request{URL: srv.URL + path, Framing: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		for {
+			ev, err := st.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Errorf("%s: %v", path, err)
+				}
+				return data, trailer
+			}
+			if ev.Kind == KindTrailer {
+				trailer = string(ev.Data)
+				continue
+			}
+			data = append(data, string(ev.Data))
+		}
+	}
+	if data, tr := read("/trailer", FramingSSETrailer); len(data) != 1 || tr != strings.ReplaceAll(obj, "\r\n", "\n") {
+		t.Errorf("events %q trailer %q", data, tr)
+	}
+	if data, tr := read("/trailer", FramingSSE); len(data) != 1 || tr != "" {
+		t.Errorf("plain SSE: events %q trailer %q", data, tr)
+	}
+	if data, tr := read("/cleared", FramingSSETrailer); len(data) != 1 || tr != "" {
+		t.Errorf("an event after the junk: events %q trailer %q", data, tr)
+	}
+	if _, tr := read("/big", FramingSSETrailer); len(tr) >= MaxTrailer || len(tr) < MaxTrailer-2*len(big) {
+		t.Errorf("trailer of %d bytes, want it bounded by %d", len(tr), MaxTrailer)
+	}
+}

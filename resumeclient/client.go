@@ -287,6 +287,7 @@ func (c *Client) newStream(resp *http.Response, r Request, info ConnInfo, cancel
 		s.body = s.gz
 	}
 	s.parser.MaxEventSize, s.lines.MaxEventSize = c.MaxEventSize, c.MaxEventSize
+	s.parser.KeepTrailer = r.Framing == FramingSSETrailer
 	s.frames = &s.parser
 	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); {
 	case r.Framing == FramingNDJSON:

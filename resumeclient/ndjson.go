@@ -21,6 +21,11 @@ const (
 	// answers a POST either way. A JSON body is one event, dispatched when
 	// the body ends cleanly.
 	FramingSSEOrJSON
+	// FramingSSETrailer is Server-Sent Events whose body may end in text
+	// that is no event (Gemini's error object after its last event): the
+	// lines of unknown fields after the last event come as a KindTrailer
+	// event at the clean end of the body, where plain SSE ignores them.
+	FramingSSETrailer
 )
 
 // MediaType is the Content-Type a response of this framing must have,

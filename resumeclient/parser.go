@@ -21,6 +21,12 @@ const (
 	// alive. Its Data is the text after the colon (one leading space
 	// removed); it never changes the event being built.
 	KindComment
+	// KindTrailer is what followed the stream's last event and is no
+	// event, handed out once at the clean end of the body when the
+	// request asked for it (FramingSSETrailer): the lines of a field the
+	// rules do not know, which they ignore, LF-joined. Gemini's server
+	// ends a failed stream with its error object so, as bare JSON.
+	KindTrailer
 )
 
 // Event is one dispatched event or one comment line. Its byte slices are
@@ -55,6 +61,10 @@ type Event struct {
 type Parser struct {
 	// MaxEventSize bounds one event; 0 means DefaultMaxEventSize.
 	MaxEventSize int
+	// KeepTrailer keeps the lines of unknown fields that follow the last
+	// event (up to MaxTrailer bytes), for Flush to hand out as a
+	// KindTrailer event at the clean end of the body.
+	KeepTrailer bool
 
 	started bool // the BOM check has been done
 	sawCR   bool // the previous line ended with CR: a following LF is part of it
@@ -86,6 +96,8 @@ type Parser struct {
 	at  time.Time
 	ev  Event
 	err error
+
+	trailer []byte // KeepTrailer's lines since the last event
 }
 
 // SetLastEventID seeds the last event ID buffer, as for a new connection
@@ -100,9 +112,22 @@ func (p *Parser) SetLastEventID(id string) {
 // line is not part of it.
 func (p *Parser) LastEventID() string { return string(p.lastID) }
 
-// Flush returns nil: an event cut off by the end of the body is never
+// MaxTrailer bounds the text a KindTrailer event keeps, in bytes.
+const MaxTrailer = 16 << 10
+
+// Flush returns the trailer (KeepTrailer): the lines of unknown fields
+// that followed the last event, once, as a KindTrailer event; nil when
+// there are none. An event cut off by the end of the body is never
 // dispatched (WHATWG), Pending reports it.
-func (p *Parser) Flush() *Event { return nil }
+func (p *Parser) Flush() *Event {
+	if len(p.trailer) == 0 {
+		return nil
+	}
+	data := bytes.TrimSuffix(p.trailer, []byte("\n"))
+	p.trailer = p.trailer[:0]
+	p.ev = Event{Kind: KindTrailer, Data: data, ID: p.lastID, Dispatched: p.at, Size: len(data)}
+	return &p.ev
+}
 
 // Retry returns the reconnection time set by the last valid retry field.
 func (p *Parser) Retry() (time.Duration, bool) { return p.retry, p.hasRetry }
@@ -321,6 +346,10 @@ func (p *Parser) processLine(line []byte, direct bool, at time.Time, eol int) *E
 		if n, ok := digits(value); ok {
 			p.retry, p.hasRetry = time.Duration(n)*time.Millisecond, true
 		}
+	default:
+		if p.KeepTrailer && len(p.trailer)+len(line) < MaxTrailer {
+			p.trailer = append(append(p.trailer, line...), '\n')
+		}
 	}
 	return nil
 }
@@ -383,6 +412,7 @@ func (p *Parser) dispatch() *Event {
 	}
 	// The slices handed out stay valid until the next Next: reuse starts
 	// by truncation, and append only overwrites once the caller returns.
+	p.trailer = p.trailer[:0]
 	p.data = p.data[:0]
 	p.hasData = false
 	p.evType = p.evType[:0]
