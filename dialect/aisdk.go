@@ -67,19 +67,24 @@ func (aiSDKUI) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	c := Chunk{Kind: Meta}
 	switch {
 	case p.typ.is("text-delta"):
-		if p.delta {
-			c.Kind = Text
+		if !p.delta.empty() {
+			c.Kind, c.Content = Text, content(p.delta)
 		}
 	case p.typ.is("reasoning-delta"):
-		if p.delta {
-			c.Kind = Effective
+		if !p.delta.empty() {
+			c.Kind, c.Reasoning = Effective, true
 		}
 	case p.typ.is("tool-input-delta"):
 		if p.inputTextDelta {
 			c.Kind = Effective
 		}
-	case p.typ.is("tool-input-available"):
+	case p.typ.is("tool-input-available"), p.typ.is("file"):
 		c.Kind = Effective
+	case p.typ.is("finish"):
+		c.Finish = aiSDKFinish(p.finishReason)
+		if c.Finish == FinishContentFilter {
+			c.Message = "finishReason content-filter"
+		}
 	case p.typ.is("error"):
 		c.Kind, c.Message = Failed, "error part"
 		if !p.errorText.empty() {
@@ -91,17 +96,36 @@ func (aiSDKUI) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	return c, nil
 }
 
-// aiSDKChunk is what the probe reads of a UI message stream part, with
-// encoding/json's semantics (see jscan): {"type","delta",
-// "inputTextDelta","errorText"}; of the deltas only their emptiness is
-// kept.
-type aiSDKChunk struct {
-	s                     jscan
-	typ, errorText        jstr
-	delta, inputTextDelta bool
+// aiSDKFinish maps the finish part's finishReason.
+func aiSDKFinish(r jstr) Finish {
+	switch {
+	case r.empty():
+		return FinishNone
+	case r.is("stop"):
+		return FinishStop
+	case r.is("length"):
+		return FinishLength
+	case r.is("tool-calls"):
+		return FinishToolCalls
+	case r.is("content-filter"):
+		return FinishContentFilter
+	case r.is("error"):
+		return FinishError
+	}
+	return FinishOther
 }
 
-var aiSDKFields = []string{"type", "delta", "inputTextDelta", "errorText"}
+// aiSDKChunk is what the probe reads of a UI message stream part, with
+// encoding/json's semantics (see jscan): {"type","delta",
+// "inputTextDelta","errorText","finishReason"}; of inputTextDelta only
+// its emptiness is kept.
+type aiSDKChunk struct {
+	s                                   jscan
+	typ, errorText, delta, finishReason jstr
+	inputTextDelta                      bool
+}
+
+var aiSDKFields = []string{"type", "delta", "inputTextDelta", "errorText", "finishReason"}
 
 func (p *aiSDKChunk) decode(data []byte) error { return p.s.scan(data, p.part, "ai-sdk-ui", "part") }
 
@@ -112,11 +136,13 @@ func (p *aiSDKChunk) part() bool {
 		case 0:
 			return s.strField(&p.typ, "", "type")
 		case 1:
-			return s.nonEmptyField(&p.delta, "", "delta")
+			return s.strField(&p.delta, "", "delta")
 		case 2:
 			return s.nonEmptyField(&p.inputTextDelta, "", "inputTextDelta")
-		default:
+		case 3:
 			return s.strField(&p.errorText, "", "errorText")
+		default:
+			return s.strField(&p.finishReason, "", "finishReason")
 		}
 	})
 }

@@ -137,3 +137,27 @@ func TestAISDKTimeline(t *testing.T) {
 		}
 	}
 }
+
+// The finish part names the reason: length is a success that says so,
+// content-filter refused; reasoning deltas are reasoning.
+func TestAISDKFinishReasons(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		reason  string
+		outcome probe.Outcome
+		finish  dialect.Finish
+		words   string
+	}{
+		{"length", probe.Success, dialect.FinishLength, ""},
+		{"content-filter", probe.Refused, dialect.FinishContentFilter, "refused: the provider's filter stopped the answer (finishReason content-filter)"},
+	} {
+		t.Run(tt.reason, func(t *testing.T) {
+			t.Parallel()
+			a := &refserver.AISDK{}
+			a.Part(at(10), "start", nil).Reasoning(at(20), "Hmm").Text(at(40), "Par").Finish(at(50), tt.reason).Done(at(60))
+			res, srv, conn := play(t, a.Steps(), dialect.Target{Dialect: "ai-sdk-ui", URL: "/api/chat"})
+			wantOutcome(t, res.Record, tt.outcome, tt.finish, tt.words)
+			wantReasoning(t, res, srv, conn, 1, 1, 1, false)
+		})
+	}
+}

@@ -63,18 +63,20 @@ func (anthropicMessages) Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 		if e.message.set && e.message.usage.set {
 			c.Usage, c.HasUsage = Tokens{Prompt: int(e.message.usage.in), Completion: int(e.message.usage.out)}, true
 		}
-	case "content_block_delta":
-		if d := &e.delta; d.set {
-			switch {
-			case d.typ.is("text_delta") && d.text:
-				c.Kind = Text
-			case d.typ.is("input_json_delta") && d.partialJSON, d.typ.is("thinking_delta") && d.thinking:
-				c.Kind = Effective
-			}
+	case "content_block_start":
+		if e.block.set && e.block.typ.is("redacted_thinking") {
+			c.Kind, c.Reasoning = Effective, true // a thinking block sent whole, encrypted
 		}
+	case "content_block_delta":
+		e.delta.classify(&c)
 	case "message_delta":
+		// Its usage is cumulative: input_tokens, where it is sent, counts
+		// what the server's tools added to the prompt.
 		if e.usage.set {
-			c.Usage, c.HasUsage = Tokens{Completion: int(e.usage.out)}, true
+			c.Usage, c.HasUsage = Tokens{Prompt: int(e.usage.in), Completion: int(e.usage.out)}, true
+		}
+		if e.delta.set {
+			c.Finish, c.Message = anthropicFinish(e.delta.stopReason)
 		}
 	case "message_stop":
 		c.Kind = End
@@ -87,14 +89,54 @@ func (anthropicMessages) Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 	return c, nil
 }
 
+// classify sets what a content_block_delta carries: text, reasoning
+// (thinking_delta), a tool's input (input_json_delta: the client's tools
+// and the server's, web search and code execution); a signature or
+// citations are none.
+func (d *anthropicDelta) classify(c *Chunk) {
+	if !d.set {
+		return
+	}
+	switch {
+	case d.typ.is("text_delta") && !d.text.empty():
+		c.Kind, c.Content = Text, content(d.text)
+	case d.typ.is("thinking_delta") && d.thinking:
+		c.Kind, c.Reasoning = Effective, true
+	case d.typ.is("input_json_delta") && d.partialJSON:
+		c.Kind = Effective
+	}
+}
+
+// anthropicFinish maps a stop_reason, and names a refusal.
+func anthropicFinish(r jstr) (Finish, string) {
+	switch {
+	case r.empty():
+		return FinishNone, ""
+	case r.is("end_turn"), r.is("stop_sequence"):
+		return FinishStop, ""
+	case r.is("max_tokens"), r.is("model_context_window_exceeded"):
+		return FinishLength, ""
+	case r.is("tool_use"):
+		return FinishToolCalls, ""
+	case r.is("refusal"):
+		return FinishRefusal, "stop_reason refusal"
+	}
+	return FinishOther, ""
+}
+
 // anthropicEvent is what the probe reads of a Messages API event, with
 // encoding/json's semantics (see jscan): {"type","delta":{"type","text",
-// "partial_json","thinking"},"message":{"usage":{"input_tokens",
-// "output_tokens"}},"usage":{...},"error":{"message"}}.
+// "partial_json","thinking","stop_reason"},"content_block":{"type"},
+// "message":{"usage":{"input_tokens","output_tokens"}},"usage":{...},
+// "error":{"message"}}.
 type anthropicEvent struct {
-	s       jscan
-	typ     jstr
-	delta   anthropicDelta
+	s     jscan
+	typ   jstr
+	delta anthropicDelta
+	block struct {
+		set bool
+		typ jstr
+	}
 	message struct {
 		set   bool
 		usage tokenCounts
@@ -103,18 +145,19 @@ type anthropicEvent struct {
 	err   errorObject
 }
 
-// anthropicDelta keeps of text, partial_json and thinking their emptiness.
+// anthropicDelta keeps of partial_json and thinking their emptiness.
 type anthropicDelta struct {
-	set                         bool
-	typ                         jstr
-	text, partialJSON, thinking bool
+	set                   bool
+	typ, text, stopReason jstr
+	partialJSON, thinking bool
 }
 
 var (
-	anthropicFields = []string{"type", "delta", "message", "usage", "error"}
-	deltaTypeFields = []string{"type", "text", "partial_json", "thinking"}
+	anthropicFields = []string{"type", "delta", "message", "usage", "error", "content_block"}
+	deltaTypeFields = []string{"type", "text", "partial_json", "thinking", "stop_reason"}
 	anthropicUsage  = []string{"input_tokens", "output_tokens"}
 	usageFields     = []string{"usage"}
+	typeFields      = []string{"type"}
 )
 
 func (e *anthropicEvent) decode(data []byte) error {
@@ -133,8 +176,13 @@ func (e *anthropicEvent) event() bool {
 			return e.messageField()
 		case 3:
 			return s.tokens(&e.usage, "", "usage", anthropicUsage)
-		default:
+		case 4:
 			return s.errorField(&e.err, "", "error")
+		default:
+			b := &e.block
+			return pointer(s, b, &b.set, "", "content_block", typeFields, func(int) bool {
+				return s.strField(&b.typ, "content_block", "type")
+			})
 		}
 	})
 }
@@ -146,11 +194,13 @@ func (e *anthropicEvent) deltaField() bool {
 		case 0:
 			return s.strField(&d.typ, "delta", "type")
 		case 1:
-			return s.nonEmptyField(&d.text, "delta", "text")
+			return s.strField(&d.text, "delta", "text")
 		case 2:
 			return s.nonEmptyField(&d.partialJSON, "delta", "partial_json")
-		default:
+		case 3:
 			return s.nonEmptyField(&d.thinking, "delta", "thinking")
+		default:
+			return s.strField(&d.stopReason, "delta", "stop_reason")
 		}
 	})
 }

@@ -62,3 +62,48 @@ func TestAnthropicErrorAndNoResume(t *testing.T) {
 		t.Errorf("verdict %s outcome %s", rec.Verdict, rec.Outcome)
 	}
 }
+
+// message_delta's usage is cumulative: its input_tokens, where sent,
+// count what server tools added to the prompt (a web search answer: 2,068
+// at message_start, 22,397 in the end).
+func TestAnthropicCumulativeUsage(t *testing.T) {
+	t.Parallel()
+	a := &refserver.Anthropic{}
+	a.MessageStart(at(10), 2068).BlockStart(at(20), "server_tool_use").InputJSON(at(30), `{"query": "weather`).
+		InputJSON(at(40), ` in Paris"}`).BlockStart(at(60), "web_search_tool_result").BlockStart(at(70), "text").
+		Text(at(80), "It is sunny.").MessageDeltaUsage(at(90), "end_turn", 22397, 637).Stop(at(100))
+	res, srv, conn := play(t, a.Steps(), dialect.Target{Dialect: "anthropic-messages"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Success, dialect.FinishStop, "")
+	if rec.Tokens == nil || rec.Tokens.Prompt != 22397 || rec.Tokens.Completion != 637 {
+		t.Errorf("tokens %+v, want prompt 22397 (message_delta's), completion 637", rec.Tokens)
+	}
+	reftest.Milestone(t, "first_effective_ms (the server tool's input)", rec.FirstEffectiveMs, tl.Start, srv, conn, 2, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms", rec.TFCMs, tl.Start, srv, conn, 6, tl.Chunks()[0])
+}
+
+// stop_reason refusal ends the run refused (it was a success with no
+// chunk); max_tokens is a length stop, a success; a redacted thinking
+// block is reasoning.
+func TestAnthropicStopReasons(t *testing.T) {
+	t.Parallel()
+	a := &refserver.Anthropic{}
+	a.MessageStart(at(10), 18).Ping(at(20)).MessageDeltaUsage(at(30), "refusal", 18, 5).Stop(at(40))
+	res, _, _ := play(t, a.Steps(), dialect.Target{Dialect: "anthropic-messages"})
+	wantOutcome(t, res.Record, probe.Refused, dialect.FinishRefusal, "refused: the model declined to answer (stop_reason refusal)")
+	if res.Record.Chunks != 0 || res.Record.TFCMs != nil || res.Record.Passed() {
+		t.Errorf("chunks %d tfc %v passed %v", res.Record.Chunks, reftest.Shown(res.Record.TFCMs), res.Record.Passed())
+	}
+
+	b := &refserver.Anthropic{}
+	b.MessageStart(at(10), 92).BlockStart(at(20), "redacted_thinking").BlockStart(at(40), "text").Text(at(50), "Sure").
+		BlockStart(at(60), "tool_use").InputJSON(at(70), `{"a`).MessageDeltaUsage(at(80), "max_tokens", 0, 124).Stop(at(90))
+	res, srv, conn := play(t, b.Steps(), dialect.Target{Dialect: "anthropic-messages"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Success, dialect.FinishLength, "")
+	if rec.Tokens == nil || rec.Tokens.Prompt != 92 || rec.Tokens.Completion != 124 {
+		t.Errorf("tokens %+v: an input_tokens left out keeps message_start's", rec.Tokens)
+	}
+	reftest.Milestone(t, "first_effective_ms (redacted_thinking)", rec.FirstEffectiveMs, tl.Start, srv, conn, 1, tl.FirstEffective)
+	wantReasoning(t, res, srv, conn, 1, 1, 1, false)
+}

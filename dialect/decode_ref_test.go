@@ -58,6 +58,9 @@ func refKindName(t reflect.Type) string {
 	case reflect.Slice, reflect.Array:
 		return "an array"
 	case reflect.Struct, reflect.Map:
+		if t == reflect.TypeFor[refChatContent]() {
+			return "a string or an array"
+		}
 		return "an object"
 	}
 	return "another type"
@@ -66,15 +69,21 @@ func refKindName(t reflect.Type) string {
 type refChatChunk struct {
 	Choices []struct {
 		Delta struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
-			ToolCalls        []struct {
+			Content          refChatContent `json:"content"`
+			ReasoningContent string         `json:"reasoning_content"`
+			Reasoning        string         `json:"reasoning"`
+			Refusal          string         `json:"refusal"`
+			ReasoningDetails []struct {
+				Text    string `json:"text"`
+				Summary string `json:"summary"`
+			} `json:"reasoning_details"`
+			ToolCalls []struct {
 				Function struct {
 					Arguments string `json:"arguments"`
 				} `json:"function"`
 			} `json:"tool_calls"`
 		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens     int `json:"prompt_tokens"`
@@ -83,6 +92,73 @@ type refChatChunk struct {
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// refChatContent is a delta's content: a string, or (Mistral) an array of
+// parts. null leaves it as it was; any other value replaces it; a value
+// of another kind is an error (UnmarshalJSON returns it, so decoding
+// stops there); a part that is not an object, or a part's field of
+// another type, is passed over.
+type refChatContent struct {
+	text, thinking bool
+	value          string
+}
+
+func (c *refChatContent) UnmarshalJSON(b []byte) error {
+	switch b[0] {
+	case 'n':
+		return nil
+	case '"':
+		var s string
+		err := json.Unmarshal(b, &s)
+		*c = refChatContent{text: s != "", value: s}
+		return err
+	case '[':
+		var parts []json.RawMessage
+		*c = refChatContent{}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		for _, raw := range parts {
+			var p struct {
+				Type     string          `json:"type"`
+				Text     string          `json:"text"`
+				Thinking json.RawMessage `json:"thinking"`
+			}
+			_ = json.Unmarshal(raw, &p) // a part or a field of another kind is passed over
+			switch {
+			case p.Type == "text" && p.Text != "" && !c.text:
+				c.text, c.value = true, p.Text
+			case p.Type == "thinking" && refFilled(p.Thinking):
+				c.thinking = true
+			}
+		}
+		return nil
+	}
+	got := "number"
+	switch b[0] {
+	case '{':
+		got = "object"
+	case 't', 'f':
+		got = "bool"
+	}
+	return &json.UnmarshalTypeError{Value: got, Type: reflect.TypeFor[refChatContent]()}
+}
+
+// refFilled reports whether raw is a string or an array that is not
+// empty.
+func refFilled(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return v != ""
+	case []any:
+		return len(v) > 0
+	}
+	return false
 }
 
 func refDecodeOpenAIChat(t Target, ev *resumeclient.Event) (Chunk, error) {
@@ -104,23 +180,55 @@ func refDecodeOpenAIChat(t Target, ev *resumeclient.Event) (Chunk, error) {
 		out.Kind, out.Message = Failed, boundMessage(t, c.Error.Message)
 		return out, nil
 	}
+	var text, refusal, reasoning, effective bool
+	var value string
 	for _, ch := range c.Choices {
-		d := ch.Delta
-		if d.Content != "" {
-			out.Kind = Text
-			break
+		switch ch.FinishReason {
+		case "":
+		case "stop":
+			out.Finish = FinishStop
+		case "length":
+			out.Finish = FinishLength
+		case "tool_calls", "function_call":
+			out.Finish = FinishToolCalls
+		case "content_filter":
+			out.Finish = FinishContentFilter
+		case "refusal":
+			out.Finish = FinishRefusal
+		default:
+			out.Finish = FinishOther
 		}
-		if d.ReasoningContent != "" || d.Reasoning != "" {
-			out.Kind = Effective
+		d := ch.Delta
+		if d.Content.text && !text {
+			text, value = true, d.Content.value
+		}
+		refusal = refusal || d.Refusal != ""
+		reasoning = reasoning || d.ReasoningContent != "" || d.Reasoning != "" || d.Content.thinking
+		for _, rd := range d.ReasoningDetails {
+			reasoning = reasoning || rd.Text != "" || rd.Summary != ""
 		}
 		for _, tc := range d.ToolCalls {
-			if tc.Function.Arguments != "" {
-				out.Kind = Effective
-			}
+			effective = effective || tc.Function.Arguments != ""
 		}
+	}
+	switch {
+	case text:
+		out.Kind, out.Content = Text, refContent(value)
+	case refusal:
+		out.Kind, out.Refusal, out.Message = Text, true, "delta.refusal"
+	case reasoning:
+		out.Kind, out.Reasoning = Effective, true
+	case effective:
+		out.Kind = Effective
+	}
+	if out.Finish == FinishContentFilter && out.Message == "" {
+		out.Message = "finish_reason content_filter"
 	}
 	return out, nil
 }
+
+// refContent is a Content whose value is s (compared by value).
+func refContent(s string) Content { return Content{raw: []byte(s)} }
 
 type refAnthropicEvent struct {
 	Type  string `json:"type"`
@@ -129,7 +237,11 @@ type refAnthropicEvent struct {
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
 		Thinking    string `json:"thinking"`
+		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
+	ContentBlock *struct {
+		Type string `json:"type"`
+	} `json:"content_block"`
 	Message *struct {
 		Usage *refAnthropicUsage `json:"usage"`
 	} `json:"message"`
@@ -164,18 +276,39 @@ func refDecodeAnthropic(t Target, ev *resumeclient.Event) (Chunk, error) {
 		if e.Message != nil && e.Message.Usage != nil {
 			c.Usage, c.HasUsage = Tokens{Prompt: e.Message.Usage.InputTokens, Completion: e.Message.Usage.OutputTokens}, true
 		}
+	case "content_block_start":
+		if e.ContentBlock != nil && e.ContentBlock.Type == "redacted_thinking" {
+			c.Kind, c.Reasoning = Effective, true
+		}
 	case "content_block_delta":
 		if d := e.Delta; d != nil {
 			switch {
 			case d.Type == "text_delta" && d.Text != "":
-				c.Kind = Text
-			case d.Type == "input_json_delta" && d.PartialJSON != "", d.Type == "thinking_delta" && d.Thinking != "":
+				c.Kind, c.Content = Text, refContent(d.Text)
+			case d.Type == "thinking_delta" && d.Thinking != "":
+				c.Kind, c.Reasoning = Effective, true
+			case d.Type == "input_json_delta" && d.PartialJSON != "":
 				c.Kind = Effective
 			}
 		}
 	case "message_delta":
 		if e.Usage != nil {
-			c.Usage, c.HasUsage = Tokens{Completion: e.Usage.OutputTokens}, true
+			c.Usage, c.HasUsage = Tokens{Prompt: e.Usage.InputTokens, Completion: e.Usage.OutputTokens}, true
+		}
+		if e.Delta != nil {
+			switch e.Delta.StopReason {
+			case "":
+			case "end_turn", "stop_sequence":
+				c.Finish = FinishStop
+			case "max_tokens", "model_context_window_exceeded":
+				c.Finish = FinishLength
+			case "tool_use":
+				c.Finish = FinishToolCalls
+			case "refusal":
+				c.Finish, c.Message = FinishRefusal, "stop_reason refusal"
+			default:
+				c.Finish = FinishOther
+			}
 		}
 	case "message_stop":
 		c.Kind = End
@@ -193,7 +326,26 @@ type refResponsesEvent struct {
 	SequenceNumber *int64             `json:"sequence_number"`
 	Delta          string             `json:"delta"`
 	Message        string             `json:"message"`
+	Code           json.RawMessage    `json:"code"`
+	Error          *refCodedError     `json:"error"`
 	Response       *refResponsesState `json:"response"`
+}
+
+type refCodedError struct {
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+}
+
+// text is "code: message", either alone, or none.
+func (e *refCodedError) text(none string) string {
+	code, _ := refString(e.Code)
+	switch {
+	case code != "" && e.Message != "":
+		return code + ": " + e.Message
+	case code != "" || e.Message != "":
+		return code + e.Message
+	}
+	return none
 }
 
 type refResponsesState struct {
@@ -202,9 +354,10 @@ type refResponsesState struct {
 		InputTokens  int `json:"input_tokens"`
 		OutputTokens int `json:"output_tokens"`
 	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	Error             *refCodedError `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
 }
 
 func refDecodeResponses(t Target, ev *resumeclient.Event) (Chunk, error) {
@@ -232,22 +385,46 @@ func refDecodeResponses(t Target, ev *resumeclient.Event) (Chunk, error) {
 	switch {
 	case typ == "response.output_text.delta":
 		if e.Delta != "" {
-			c.Kind = Text
+			c.Kind, c.Content = Text, refContent(e.Delta)
 		}
-	case typ == "response.function_call_arguments.delta", strings.HasPrefix(typ, "response.reasoning") && strings.HasSuffix(typ, ".delta"),
-		typ == "response.custom_tool_call_input.delta":
+	case typ == "response.refusal.delta":
 		if e.Delta != "" {
-			c.Kind = Effective
+			c.Kind, c.Refusal, c.Message = Text, true, "response.refusal.delta"
 		}
+	case strings.HasPrefix(typ, "response.") && strings.HasSuffix(typ, ".delta"):
+		if e.Delta != "" {
+			c.Kind, c.Reasoning = Effective, strings.HasPrefix(typ, "response.reasoning")
+		}
+	case typ == "response.image_generation_call.partial_image":
+		c.Kind = Effective
 	case typ == "response.completed":
-		c.Kind = End
-	case typ == "response.failed", typ == "response.incomplete":
-		c.Kind, c.Message = Failed, typ
+		c.Kind, c.Finish = End, FinishStop
+	case typ == "response.incomplete":
+		var reason string
+		if e.Response != nil && e.Response.IncompleteDetails != nil {
+			reason = e.Response.IncompleteDetails.Reason
+		}
+		switch reason {
+		case "max_output_tokens":
+			c.Kind, c.Finish = End, FinishLength
+		case "content_filter":
+			c.Kind, c.Finish, c.Message = End, FinishContentFilter, "incomplete_details.reason content_filter"
+		case "":
+			c.Kind, c.Finish, c.Message = Failed, FinishOther, "response.incomplete"
+		default:
+			c.Kind, c.Finish, c.Message = Failed, FinishOther, boundMessage(t, "response.incomplete: reason "+reason)
+		}
+	case typ == "response.failed":
+		c.Kind, c.Finish, c.Message = Failed, FinishError, "response.failed"
 		if e.Response != nil && e.Response.Error != nil {
-			c.Message = boundMessage(t, e.Response.Error.Message)
+			c.Message = boundMessage(t, e.Response.Error.text("response.failed"))
 		}
 	case typ == "error":
-		c.Kind, c.Message = Failed, boundMessage(t, e.Message)
+		top := refCodedError{Code: e.Code, Message: e.Message}
+		if e.Error != nil {
+			top = *e.Error
+		}
+		c.Kind, c.Message = Failed, boundMessage(t, top.text("error event"))
 	}
 	return c, nil
 }
@@ -256,9 +433,11 @@ type refGeminiChunk struct {
 	Candidates []struct {
 		Content struct {
 			Parts []struct {
-				Text         string    `json:"text"`
-				Thought      bool      `json:"thought"`
-				FunctionCall *struct{} `json:"functionCall"`
+				Text           string    `json:"text"`
+				Thought        bool      `json:"thought"`
+				FunctionCall   *struct{} `json:"functionCall"`
+				ExecutableCode *struct{} `json:"executableCode"`
+				InlineData     *struct{} `json:"inlineData"`
 			} `json:"parts"`
 		} `json:"content"`
 		FinishReason string `json:"finishReason"`
@@ -294,7 +473,7 @@ func refDecodeGemini(t Target, ev *resumeclient.Event) (Chunk, error) {
 		return out, nil
 	}
 	if f := c.PromptFeedback; f != nil && f.BlockReason != "" {
-		out.Kind, out.Message = Failed, boundMessage(t, "prompt blocked: blockReason "+f.BlockReason)
+		out.Final, out.Finish, out.Message = true, FinishContentFilter, boundMessage(t, "promptFeedback.blockReason "+f.BlockReason)
 		return out, nil
 	}
 	if len(c.Candidates) == 0 {
@@ -303,18 +482,28 @@ func refDecodeGemini(t Target, ev *resumeclient.Event) (Chunk, error) {
 	cand := c.Candidates[0]
 	switch cand.FinishReason {
 	case "":
-	case "STOP", "MAX_TOKENS":
-		out.Final = true
+	case "STOP":
+		out.Final, out.Finish = true, FinishStop
+	case "MAX_TOKENS":
+		out.Final, out.Finish = true, FinishLength
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
+		out.Final, out.Finish, out.Message = true, FinishContentFilter, boundMessage(t, "finishReason "+cand.FinishReason)
+	case "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "MISSING_THOUGHT_SIGNATURE",
+		"LANGUAGE", "NO_IMAGE", "IMAGE_OTHER", "OTHER", "FINISH_REASON_UNSPECIFIED":
+		out.Kind, out.Finish, out.Message = Failed, FinishError, boundMessage(t, "answer stopped: finishReason "+cand.FinishReason)
+		return out, nil
 	default:
-		out.Kind, out.Message = Failed, boundMessage(t, "answer stopped: finishReason "+cand.FinishReason)
+		out.Kind, out.Finish, out.Message = Failed, FinishOther, boundMessage(t, "answer stopped: finishReason "+cand.FinishReason)
 		return out, nil
 	}
 	for _, p := range cand.Content.Parts {
 		switch {
 		case p.Text != "" && !p.Thought:
-			out.Kind = Text
+			out.Kind, out.Content, out.Reasoning = Text, refContent(p.Text), false
 			return out, nil
-		case p.Text != "", p.FunctionCall != nil:
+		case p.Text != "":
+			out.Kind, out.Reasoning = Effective, true
+		case p.FunctionCall != nil, p.ExecutableCode != nil, p.InlineData != nil:
 			out.Kind = Effective
 		}
 	}
@@ -330,6 +519,7 @@ type refOllamaLine struct {
 	Response        string `json:"response"`
 	Thinking        string `json:"thinking"`
 	Done            bool   `json:"done"`
+	DoneReason      string `json:"done_reason"`
 	PromptEvalCount int    `json:"prompt_eval_count"`
 	EvalCount       int    `json:"eval_count"`
 	Error           string `json:"error"`
@@ -349,10 +539,23 @@ func refDecodeOllama(t Target, ev *resumeclient.Event) (Chunk, error) {
 		out.Kind, out.Message = Failed, boundMessage(t, l.Error)
 	case l.Done:
 		out.Kind = End
+		switch l.DoneReason {
+		case "":
+		case "stop":
+			out.Finish = FinishStop
+		case "length":
+			out.Finish = FinishLength
+		default:
+			out.Finish = FinishOther
+		}
 		out.Usage, out.HasUsage = Tokens{Prompt: l.PromptEvalCount, Completion: l.EvalCount}, true
-	case m.Content != "", l.Response != "":
-		out.Kind = Text
-	case m.Thinking != "", l.Thinking != "", len(m.ToolCalls) > 0:
+	case m.Content != "":
+		out.Kind, out.Content = Text, refContent(m.Content)
+	case l.Response != "":
+		out.Kind, out.Content = Text, refContent(l.Response)
+	case m.Thinking != "", l.Thinking != "":
+		out.Kind, out.Reasoning = Effective, true
+	case len(m.ToolCalls) > 0:
 		out.Kind = Effective
 	}
 	return out, nil
@@ -363,6 +566,7 @@ type refAISDKChunk struct {
 	Delta          string `json:"delta"`
 	InputTextDelta string `json:"inputTextDelta"`
 	ErrorText      string `json:"errorText"`
+	FinishReason   string `json:"finishReason"`
 }
 
 func refDecodeAISDK(t Target, ev *resumeclient.Event) (Chunk, error) {
@@ -380,18 +584,34 @@ func refDecodeAISDK(t Target, ev *resumeclient.Event) (Chunk, error) {
 	switch p.Type {
 	case "text-delta":
 		if p.Delta != "" {
-			c.Kind = Text
+			c.Kind, c.Content = Text, refContent(p.Delta)
 		}
 	case "reasoning-delta":
 		if p.Delta != "" {
-			c.Kind = Effective
+			c.Kind, c.Reasoning = Effective, true
 		}
 	case "tool-input-delta":
 		if p.InputTextDelta != "" {
 			c.Kind = Effective
 		}
-	case "tool-input-available":
+	case "tool-input-available", "file":
 		c.Kind = Effective
+	case "finish":
+		switch p.FinishReason {
+		case "":
+		case "stop":
+			c.Finish = FinishStop
+		case "length":
+			c.Finish = FinishLength
+		case "tool-calls":
+			c.Finish = FinishToolCalls
+		case "content-filter":
+			c.Finish, c.Message = FinishContentFilter, "finishReason content-filter"
+		case "error":
+			c.Finish = FinishError
+		default:
+			c.Finish = FinishOther
+		}
 	case "error":
 		c.Kind, c.Message = Failed, "error part"
 		if p.ErrorText != "" {

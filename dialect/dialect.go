@@ -28,7 +28,7 @@ const (
 	// empty delta, usage.
 	Meta ChunkKind = iota
 	// Effective is useful output that is not visible text: tool call
-	// arguments, reasoning.
+	// arguments (a hosted tool's input included), reasoning, images.
 	Effective
 	// Text is visible text: a content chunk.
 	Text
@@ -84,6 +84,20 @@ type Chunk struct {
 	// of the server's (MCP's ping): the engine sends it through the
 	// dialect's Replier, and answers nothing else.
 	Reply []byte
+	// Reasoning marks an Effective chunk that is the model's reasoning (a
+	// thinking trace, its summary): the record counts it apart.
+	Reasoning bool
+	// Refusal marks a Text chunk whose text is the model's refusal
+	// (OpenAI's delta.refusal, the Responses API's refusal deltas): the
+	// run ends refused.
+	Refusal bool
+	// Finish is why the answer stopped, when the event says; Message
+	// then names the provider's own reason where the run ends refused.
+	Finish Finish
+	// Content is a Text chunk's visible text as the event carries it,
+	// for the inline reasoning block (Think); empty for the dialects
+	// whose text has none (sse, mcp).
+	Content Content
 }
 
 // Dialect turns a target and a sample into a request, and events into
@@ -98,7 +112,10 @@ type Dialect interface {
 	// for a stream that can be resumed (a drill will run).
 	Request(t Target, s Sample, resumable bool) (resumeclient.Request, error)
 	// Decode classifies one dispatched event. An error means the event
-	// could not be understood: a protocol error.
+	// could not be understood: a protocol error. A dialect whose Request
+	// asks for resumeclient.FramingSSETrailer also gets the text that
+	// came after the last event (resumeclient.KindTrailer): Failed when
+	// it is an error the dialect can name.
 	Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 	// EOFIsEnd reports whether a clean end of the body is the end marker.
 	EOFIsEnd(t Target) bool

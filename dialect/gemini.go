@@ -52,7 +52,9 @@ func (gemini) Request(t Target, s Sample, _ bool) (resumeclient.Request, error) 
 	if method == "" {
 		method = http.MethodPost
 	}
-	return resumeclient.Request{Method: method, URL: u, Header: jsonHeaders(t), Body: body}, nil
+	// Google's server may end a failed stream with its error object after
+	// the last event, not as one: FramingSSETrailer hands it to Decode.
+	return resumeclient.Request{Method: method, URL: u, Header: jsonHeaders(t), Body: body, Framing: resumeclient.FramingSSETrailer}, nil
 }
 
 // geminiURL completes a base URL (https://host, https://host/v1beta) to
@@ -92,10 +94,16 @@ func (gemini) KeyHeader() string { return "X-Goog-Api-Key" }
 
 func (gemini) EOFIsEnd(Target) bool { return false }
 
-// geminiNormal are the finish reasons of an answer that ended normally;
-// any other (SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII,
-// MALFORMED_FUNCTION_CALL, OTHER, ...) is a provider error.
-var geminiNormal = []string{"STOP", "MAX_TOKENS"}
+// geminiFilter are the finish reasons of an answer the provider's filter
+// stopped (refused): the chunk is the last, as with STOP and MAX_TOKENS.
+// Any other is an error: one of geminiFailed, or one the probe does not
+// know (its finish reason is other then).
+var (
+	geminiFilter = []string{"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"}
+	geminiFailed = []string{"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "MISSING_THOUGHT_SIGNATURE",
+		"LANGUAGE", "NO_IMAGE", "IMAGE_OTHER", "OTHER", "FINISH_REASON_UNSPECIFIED"}
+)
 
 func (gemini) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
@@ -114,35 +122,60 @@ func (gemini) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 		return out, nil
 	}
 	if c.feedback.set && !c.feedback.blockReason.empty() {
-		out.Kind, out.Message = Failed, boundMessage(t, "prompt blocked: blockReason "+string(c.feedback.blockReason.value()))
+		out.Final, out.Finish = true, FinishContentFilter
+		out.Message = boundMessage(t, "promptFeedback.blockReason "+string(c.feedback.blockReason.value()))
 		return out, nil
 	}
 	if c.candidates.n == 0 {
 		return out, nil
 	}
 	cand := c.candidates.at(0)
-	if reason := cand.finishReason.value(); len(reason) > 0 {
-		normal := false
-		for _, n := range geminiNormal {
-			normal = normal || string(reason) == n
-		}
-		if !normal {
-			out.Kind, out.Message = Failed, boundMessage(t, "answer stopped: finishReason "+string(reason))
-			return out, nil
-		}
-		out.Final = true
+	if !geminiFinish(t, cand.finishReason, &out) {
+		return out, nil
 	}
 	for i := range cand.parts.n {
 		p := cand.parts.at(i)
 		switch {
-		case p.text && !p.thought:
-			out.Kind = Text
+		case !p.text.empty() && !p.thought:
+			out.Kind, out.Content, out.Reasoning = Text, content(p.text), false
 			return out, nil
-		case p.text, p.functionCall:
+		case !p.text.empty():
+			out.Kind, out.Reasoning = Effective, true
+		case p.functionCall, p.executableCode, p.inlineData:
 			out.Kind = Effective
 		}
 	}
 	return out, nil
+}
+
+// geminiFinish reads a candidate's finishReason into out: the last chunk
+// of an answer that ended (STOP, MAX_TOKENS) or that the filter stopped;
+// false when it is an error, out then Failed.
+func geminiFinish(t Target, reason jstr, out *Chunk) bool {
+	r := reason.value()
+	switch {
+	case len(r) == 0:
+		return true
+	case string(r) == "STOP":
+		out.Final, out.Finish = true, FinishStop
+		return true
+	case string(r) == "MAX_TOKENS":
+		out.Final, out.Finish = true, FinishLength
+		return true
+	}
+	for _, f := range geminiFilter {
+		if string(r) == f {
+			out.Final, out.Finish, out.Message = true, FinishContentFilter, boundMessage(t, "finishReason "+f)
+			return true
+		}
+	}
+	out.Kind, out.Finish, out.Message = Failed, FinishOther, boundMessage(t, "answer stopped: finishReason "+string(r))
+	for _, f := range geminiFailed {
+		if string(r) == f {
+			out.Finish = FinishError
+		}
+	}
+	return false
 }
 
 // geminiErrorText is an error object's text: its status and message.
@@ -161,7 +194,8 @@ func geminiErrorText(status, message string) string {
 // {"parts":[{"text","thought","functionCall":{}}]},"finishReason"}],
 // "promptFeedback":{"blockReason"},"usageMetadata":{"promptTokenCount",
 // "candidatesTokenCount","thoughtsTokenCount"},"error":{"message",
-// "status"}}; of a part's text only its emptiness is kept.
+// "status"}}, a part also "executableCode":{} and "inlineData":{}; a
+// codeExecutionResult is the server's, not the model's, and not read.
 type geminiChunk struct {
 	s          jscan
 	candidates jslice[geminiCandidate]
@@ -185,14 +219,15 @@ type geminiCandidate struct {
 }
 
 type geminiPartSeen struct {
-	text, thought, functionCall bool
+	text                                              jstr
+	thought, functionCall, executableCode, inlineData bool
 }
 
 var (
 	geminiFields    = []string{"candidates", "promptFeedback", "usageMetadata", "error"}
 	candidateFields = []string{"content", "finishReason"}
 	contentFields   = []string{"parts"}
-	partFields      = []string{"text", "thought", "functionCall"}
+	partFields      = []string{"text", "thought", "functionCall", "executableCode", "inlineData"}
 	feedbackFields  = []string{"blockReason"}
 	geminiUsage     = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount"}
 	geminiErrFields = []string{"message", "status"}
@@ -235,11 +270,15 @@ func (c *geminiChunk) part(p *geminiPartSeen) bool {
 	return s.object("candidates.content", "parts", partFields, func(k int) bool {
 		switch k {
 		case 0:
-			return s.nonEmptyField(&p.text, "candidates.content.parts", "text")
+			return s.strField(&p.text, "candidates.content.parts", "text")
 		case 1:
 			return s.boolField(&p.thought, "candidates.content.parts", "thought")
-		default:
+		case 2:
 			return s.presentField(&p.functionCall, "candidates.content.parts", "functionCall")
+		case 3:
+			return s.presentField(&p.executableCode, "candidates.content.parts", "executableCode")
+		default:
+			return s.presentField(&p.inlineData, "candidates.content.parts", "inlineData")
 		}
 	})
 }

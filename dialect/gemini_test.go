@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
@@ -65,6 +66,8 @@ func TestGeminiErrors(t *testing.T) {
 	recitation.Text(at(20), "Once").Finish(at(40), "", "RECITATION", 8, 1, 0)
 	prompt := &refserver.Gemini{}
 	prompt.PromptBlocked(at(20), "PROHIBITED_CONTENT")
+	malformed := &refserver.Gemini{}
+	malformed.Text(at(20), "Once").Finish(at(40), "", "MALFORMED_FUNCTION_CALL", 8, 1, 0)
 	cut := &refserver.Gemini{}
 	cut.Text(at(20), "Once").Text(at(40), " upon")
 	inStream := []refserver.Step{{At: at(20), Data: refserver.GeminiError(500, "INTERNAL", "backend failed for "+key)}}
@@ -76,9 +79,10 @@ func TestGeminiErrors(t *testing.T) {
 		outcome probe.Outcome
 		want    string
 	}{
-		{"safety block", blocked.Steps(), 0, "", probe.UpstreamError, "answer stopped: finishReason SAFETY"},
-		{"recitation", recitation.Steps(), 0, "", probe.UpstreamError, "answer stopped: finishReason RECITATION"},
-		{"blocked prompt", prompt.Steps(), 0, "", probe.UpstreamError, "prompt blocked: blockReason PROHIBITED_CONTENT"},
+		{"safety block", blocked.Steps(), 0, "", probe.Refused, "refused: the provider's filter stopped the answer (finishReason SAFETY)"},
+		{"recitation", recitation.Steps(), 0, "", probe.Refused, "refused: the provider's filter stopped the answer (finishReason RECITATION)"},
+		{"blocked prompt", prompt.Steps(), 0, "", probe.Refused, "refused: the provider's filter stopped the answer (promptFeedback.blockReason PROHIBITED_CONTENT)"},
+		{"malformed function call", malformed.Steps(), 0, "", probe.UpstreamError, "answer stopped: finishReason MALFORMED_FUNCTION_CALL"},
 		{"cut off before a finishReason", cut.Steps(), 0, "", probe.UpstreamError, "stream closed by the server before the end marker"},
 		{"error object in the stream", inStream, 0, "", probe.UpstreamError, "INTERNAL: backend failed for [redacted]"},
 		{"HTTP error body", nil, http.StatusBadRequest, refserver.GeminiError(400, "INVALID_ARGUMENT", "API key not valid: "+key), probe.UpstreamError, "400 Bad Request"},
@@ -144,5 +148,50 @@ func TestGeminiURL(t *testing.T) {
 	}
 	if _, err := dialect.GeminiURL("https://h", ""); err == nil || !strings.Contains(err.Error(), "no model") {
 		t.Errorf("no model: %v", err)
+	}
+}
+
+// Vertex AI ends a stream that failed after it started with its error
+// object after the last event, bare JSON, not an event: Google's SDK
+// raises on it, and so does the record (it was a success).
+func TestGeminiErrorAfterLastEvent(t *testing.T) {
+	t.Parallel()
+	g := &refserver.Gemini{}
+	g.Finish(at(20), "First ", "STOP", 8, 1, 0).Finish(at(40), "Second ", "STOP", 8, 2, 0).
+		ErrorAfter(at(60), 499, "CANCELLED", "The operation was cancelled.")
+	res, _, _ := play(t, g.Steps(), dialect.Target{Dialect: "gemini", URL: "/v1beta", Model: "m"})
+	wantOutcome(t, res.Record, probe.UpstreamError, dialect.FinishStop, "error object after the last event: CANCELLED: The operation was cancelled.")
+	if res.Record.Chunks != 2 {
+		t.Errorf("chunks %d, want 2", res.Record.Chunks)
+	}
+}
+
+// Google's error body may come well after the headers of an HTTP error
+// answer: the run waits for it (it kept nothing after 250 ms).
+func TestGeminiLateErrorBody(t *testing.T) {
+	t.Parallel()
+	srv := refserver.NewUnstarted(nil)
+	srv.Status, srv.ErrorBodyDelay = http.StatusTooManyRequests, 400*time.Millisecond
+	srv.ErrorBody = refserver.GeminiError(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")
+	reftest.Serve(t, srv)
+	rec := runProbe(t, dialect.Target{Name: "gem", URL: srv.URL, Dialect: "gemini", Model: "m"}, "short", reftest.RunDeadline).Record
+	if rec.Outcome != probe.UpstreamError || rec.HTTPStatus != 429 || !strings.Contains(rec.Error, "RESOURCE_EXHAUSTED") {
+		t.Errorf("outcome %s HTTP %d error %q, want the provider's body named", rec.Outcome, rec.HTTPStatus, rec.Error)
+	}
+}
+
+// The code a model writes for the code execution tool and an image model's
+// image are effective output; the tool's result (the server's) is not.
+func TestGeminiCodeAndImage(t *testing.T) {
+	t.Parallel()
+	g := &refserver.Gemini{}
+	g.CodeResult(at(10), "28").Code(at(20), "print(sum([2, 3, 5, 7, 11]))").Text(at(40), "The sum is 28.").
+		Image(at(50)).Finish(at(60), "", "STOP", 21, 126, 95)
+	res, srv, conn := play(t, g.Steps(), dialect.Target{Dialect: "gemini", Model: "m"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Success, dialect.FinishStop, "")
+	reftest.Milestone(t, "first_effective_ms (executableCode)", rec.FirstEffectiveMs, tl.Start, srv, conn, 1, tl.FirstEffective)
+	if rec.Chunks != 1 || rec.Reasoning != nil {
+		t.Errorf("chunks %d reasoning %+v", rec.Chunks, rec.Reasoning)
 	}
 }

@@ -32,6 +32,7 @@ type jscan struct {
 	synAt int // 1 + the index of the byte in error (len(data) at the end): encoding/json's Offset; 0 = none
 
 	typed bool   // a value of a known field had the wrong type
+	hard  bool   // ... and a type's own UnmarshalJSON said so (see hardWrong)
 	field string // its field path, "" for the whole event
 	want  string // what the field takes
 	got   string // what the event had
@@ -162,20 +163,36 @@ func path(parent, name string) string {
 // parent.name (which takes want) and skips it.
 func (s *jscan) wrong(parent, name, want string) bool {
 	if !s.typed {
-		got := "number"
-		switch s.data[s.i] {
-		case '{':
-			got = "object"
-		case '[':
-			got = "array"
-		case '"':
-			got = "string"
-		case 't', 'f':
-			got = "bool"
-		case 'n':
-			got = "null"
-		}
-		s.typed, s.field, s.want, s.got = true, path(parent, name), want, got
+		s.typed, s.field, s.want, s.got = true, path(parent, name), want, s.gotName()
+	}
+	return s.skip()
+}
+
+// gotName names the kind of the value at the reader.
+func (s *jscan) gotName() string {
+	switch s.data[s.i] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// hardWrong records that the value at the reader does not fit the field
+// parent.name, as a type with its own UnmarshalJSON (which returns its
+// error) reports it: encoding/json stops decoding there, so the mismatch
+// wins over one recorded before it, and none after it counts. It skips
+// the value.
+func (s *jscan) hardWrong(parent, name, want string) bool {
+	if !s.hard {
+		s.typed, s.hard, s.field, s.want, s.got = true, true, path(parent, name), want, s.gotName()
 	}
 	return s.skip()
 }
@@ -542,6 +559,46 @@ func (s *jscan) nonEmptyField(dst *bool, parent, name string) bool {
 		return s.lit("null")
 	}
 	return s.wrong(parent, name, "a string")
+}
+
+// looseStr reads a value of which only a string matters: a string into
+// dst, any other value skipped (dst then as it was), as a type's own
+// UnmarshalJSON that ignores what it does not take.
+func (s *jscan) looseStr(dst *jstr) bool {
+	if s.data[s.i] != '"' {
+		return s.skip()
+	}
+	v, ok := s.str()
+	if ok {
+		*dst = v
+	}
+	return ok
+}
+
+// filled reads any value into dst: true for a string or an array that is
+// not empty, false for any other.
+func (s *jscan) filled(dst *bool) bool {
+	switch s.data[s.i] {
+	case '"':
+		v, ok := s.str()
+		*dst = ok && !v.empty()
+		return ok
+	case '[':
+		if !s.open() {
+			return false
+		}
+		done, ok := s.elem(true)
+		*dst = ok && !done
+		for ok && !done {
+			if !s.skip() {
+				return false
+			}
+			done, ok = s.elem(false)
+		}
+		return ok
+	}
+	*dst = false
+	return s.skip()
 }
 
 // intField reads an integer field into dst; isNull reports a null, which

@@ -73,35 +73,56 @@ func (ollama) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	case !l.err.empty():
 		out.Kind, out.Message = Failed, boundMessage(t, string(l.err.value()))
 	case l.done:
-		out.Kind = End
+		out.Kind, out.Finish = End, ollamaFinish(l.doneReason)
 		out.Usage, out.HasUsage = Tokens{Prompt: int(l.prompt), Completion: int(l.eval)}, true
-	case m.content, l.response: // /api/generate's text is response
-		out.Kind = Text
-	case m.thinking, l.thinking, m.toolCalls.n > 0:
+	case !m.content.empty():
+		out.Kind, out.Content = Text, content(m.content)
+	case !l.response.empty(): // /api/generate's text is response
+		out.Kind, out.Content = Text, content(l.response)
+	case m.thinking, l.thinking:
+		out.Kind, out.Reasoning = Effective, true
+	case m.toolCalls.n > 0:
 		out.Kind = Effective
 	}
 	return out, nil
 }
 
+// ollamaFinish maps a done_reason (stop, length; load and unload answer
+// a request with no prompt).
+func ollamaFinish(r jstr) Finish {
+	switch {
+	case r.empty():
+		return FinishNone
+	case r.is("stop"):
+		return FinishStop
+	case r.is("length"):
+		return FinishLength
+	}
+	return FinishOther
+}
+
 // ollamaLine is what the probe reads of one line of /api/chat (or
 // /api/generate), with encoding/json's semantics (see jscan):
 // {"message":{"content","thinking","tool_calls":[{}]},"response",
-// "thinking","done","prompt_eval_count","eval_count","error"}; of the
-// texts only their emptiness is kept.
+// "thinking","done","done_reason","prompt_eval_count","eval_count",
+// "error"}; of the thinking texts only their emptiness is kept.
 type ollamaLine struct {
 	s       jscan
 	message struct {
-		content, thinking bool
-		toolCalls         jslice[struct{}] // only the length is read
+		content   jstr
+		thinking  bool
+		toolCalls jslice[struct{}] // only the length is read
 	}
-	response, thinking bool
-	done               bool
-	prompt, eval       int64
-	err                jstr
+	response     jstr
+	thinking     bool
+	done         bool
+	doneReason   jstr
+	prompt, eval int64
+	err          jstr
 }
 
 var (
-	ollamaFields  = []string{"message", "response", "thinking", "done", "prompt_eval_count", "eval_count", "error"}
+	ollamaFields  = []string{"message", "response", "thinking", "done", "prompt_eval_count", "eval_count", "error", "done_reason"}
 	ollamaMessage = []string{"content", "thinking", "tool_calls"}
 )
 
@@ -114,7 +135,7 @@ func (l *ollamaLine) line() bool {
 		case 0:
 			return l.messageField()
 		case 1:
-			return s.nonEmptyField(&l.response, "", "response")
+			return s.strField(&l.response, "", "response")
 		case 2:
 			return s.nonEmptyField(&l.thinking, "", "thinking")
 		case 3:
@@ -125,8 +146,10 @@ func (l *ollamaLine) line() bool {
 		case 5:
 			_, ok := s.intField(&l.eval, "", "eval_count")
 			return ok
-		default:
+		case 6:
 			return s.strField(&l.err, "", "error")
+		default:
+			return s.strField(&l.doneReason, "", "done_reason")
 		}
 	})
 }
@@ -136,7 +159,7 @@ func (l *ollamaLine) messageField() bool {
 	return s.object("", "message", ollamaMessage, func(k int) bool {
 		switch k {
 		case 0:
-			return s.nonEmptyField(&m.content, "message", "content")
+			return s.strField(&m.content, "message", "content")
 		case 1:
 			return s.nonEmptyField(&m.thinking, "message", "thinking")
 		default:

@@ -116,3 +116,26 @@ func TestOllamaURL(t *testing.T) {
 		t.Error("HasEventIDs: only ollama's NDJSON has none")
 	}
 }
+
+// DeepSeek-R1 on Ollama's /api/generate streams its reasoning inline,
+// <think> and </think> escaped as Go's encoder escapes them
+// (\u003cthink\u003e): the block is reasoning, TFC the answer's first
+// text (it was the <think> line). done_reason length is a length stop.
+func TestOllamaInlineThink(t *testing.T) {
+	t.Parallel()
+	o := &refserver.Ollama{Model: "deepseek-r1:14b"}
+	o.Generate(at(10), "<think>").Generate(at(20), "\n").Generate(at(30), "Okay").Generate(at(40), "</think>").
+		Generate(at(50), "\n\n").Generate(at(70), "R").Generate(at(80), "ab").Done(at(90), "length", 9, 64)
+	if !strings.Contains(o.Steps()[0].Raw, `\u003cthink\u003e`) {
+		t.Fatalf("the server does not escape as Ollama does: %s", o.Steps()[0].Raw)
+	}
+	res, srv, conn := play(t, o.Steps(), dialect.Target{Dialect: "ollama", URL: "/api/generate", Model: "deepseek-r1:14b"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Success, dialect.FinishLength, "")
+	if rec.Chunks != 2 {
+		t.Fatalf("chunks %d, want 2 (R, ab)", rec.Chunks)
+	}
+	reftest.Milestone(t, "first_effective_ms (<think>)", rec.FirstEffectiveMs, tl.Start, srv, conn, 0, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms (R)", rec.TFCMs, tl.Start, srv, conn, 5, tl.Chunks()[0])
+	wantReasoning(t, res, srv, conn, 4, 0, 3, true)
+}

@@ -67,30 +67,86 @@ func (openAIChat) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 		out.Kind, out.Message = Failed, boundMessage(t, string(c.err.message.value()))
 		return out, nil
 	}
+	var seen chatSeen
 	for i := range c.choices.n {
-		ch := c.choices.at(i)
-		if ch.content {
-			out.Kind = Text
-			break
-		}
-		if ch.reasoningContent || ch.reasoning {
-			out.Kind = Effective
-		}
-		for j := range ch.toolCalls.n {
-			if *ch.toolCalls.at(j) {
-				out.Kind = Effective
-			}
-		}
+		seen.add(c.choices.at(i))
 	}
+	seen.chunk(&out)
 	return out, nil
 }
 
+// chatSeen is what the choices of one chunk carry, together.
+type chatSeen struct {
+	text                        Content
+	hasText, refusal, reasoning bool
+	effective                   bool
+	finish                      Finish
+}
+
+func (s *chatSeen) add(ch *chatChoice) {
+	if f := chatFinish(ch.finish); f != FinishNone {
+		s.finish = f
+	}
+	if ch.content.text && !s.hasText {
+		s.text, s.hasText = content(ch.content.value), true
+	}
+	s.refusal = s.refusal || ch.refusal
+	s.reasoning = s.reasoning || ch.reasoningContent || ch.reasoning || ch.content.thinking
+	for j := range ch.reasoningDetails.n {
+		d := ch.reasoningDetails.at(j)
+		s.reasoning = s.reasoning || d.text || d.summary
+	}
+	for j := range ch.toolCalls.n {
+		s.effective = s.effective || *ch.toolCalls.at(j)
+	}
+}
+
+// chunk classifies the chunk: visible text first, then a refusal (visible
+// too), reasoning, other effective output.
+func (s *chatSeen) chunk(out *Chunk) {
+	out.Finish = s.finish
+	switch {
+	case s.hasText:
+		out.Kind, out.Content = Text, s.text
+	case s.refusal:
+		out.Kind, out.Refusal, out.Message = Text, true, "delta.refusal"
+	case s.reasoning:
+		out.Kind, out.Reasoning = Effective, true
+	case s.effective:
+		out.Kind = Effective
+	}
+	if s.finish == FinishContentFilter && out.Message == "" {
+		out.Message = "finish_reason content_filter"
+	}
+}
+
+// chatFinish maps a finish_reason.
+func chatFinish(r jstr) Finish {
+	switch {
+	case r.empty():
+		return FinishNone
+	case r.is("stop"):
+		return FinishStop
+	case r.is("length"):
+		return FinishLength
+	case r.is("tool_calls"), r.is("function_call"):
+		return FinishToolCalls
+	case r.is("content_filter"):
+		return FinishContentFilter
+	case r.is("refusal"):
+		return FinishRefusal
+	}
+	return FinishOther
+}
+
 // chatChunk is what the probe reads of a chat.completion.chunk, with
-// encoding/json's semantics (see jscan):
-// {"choices":[{"delta":{"content","reasoning_content","reasoning",
-// "tool_calls":[{"function":{"arguments"}}]}}],"usage":{"prompt_tokens",
-// "completion_tokens"},"error":{"message"}}; of a delta's strings only
-// their emptiness is kept.
+// encoding/json's semantics (see jscan): {"choices":[{"delta":{"content",
+// "reasoning_content","reasoning","refusal","reasoning_details":[{"text",
+// "summary"}],"tool_calls":[{"function":{"arguments"}}]},"finish_reason"}],
+// "usage":{"prompt_tokens","completion_tokens"},"error":{"message"}}; of
+// the delta's strings but content only their emptiness is kept. content is
+// a string, or (Mistral) an array of parts: {"type":"text","text"} is
+// visible text, {"type":"thinking","thinking"} reasoning (see chatContent).
 type chatChunk struct {
 	s       jscan
 	choices jslice[chatChoice]
@@ -99,17 +155,36 @@ type chatChunk struct {
 }
 
 type chatChoice struct {
-	content, reasoningContent, reasoning bool
+	content                              chatContent
+	reasoningContent, reasoning, refusal bool
+	reasoningDetails                     jslice[chatDetail]
 	toolCalls                            jslice[bool] // function.arguments not empty
+	finish                               jstr
+}
+
+// chatDetail is an element of reasoning_details (OpenRouter, Snowflake
+// Cortex): whether its text or summary is not empty.
+type chatDetail struct{ text, summary bool }
+
+// chatContent is a delta's content, a string or an array of parts, as a
+// type with its own UnmarshalJSON would read it: null leaves it as it
+// was, any other value replaces it whole. text reports visible text (a
+// string, or a text part, not empty), value the first; thinking reports
+// a thinking part whose thinking is a string or an array, not empty.
+type chatContent struct {
+	text, thinking bool
+	value          jstr
 }
 
 var (
-	chatFields     = []string{"choices", "usage", "error"}
-	chatUsage      = []string{"prompt_tokens", "completion_tokens"}
-	choiceFields   = []string{"delta"}
-	deltaFields    = []string{"content", "reasoning_content", "reasoning", "tool_calls"}
-	toolCallFields = []string{"function"}
-	functionFields = []string{"arguments"}
+	chatFields        = []string{"choices", "usage", "error"}
+	chatUsage         = []string{"prompt_tokens", "completion_tokens"}
+	choiceFields      = []string{"delta", "finish_reason"}
+	deltaFields       = []string{"content", "reasoning_content", "reasoning", "tool_calls", "refusal", "reasoning_details"}
+	toolCallFields    = []string{"function"}
+	functionFields    = []string{"arguments"}
+	detailFields      = []string{"text", "summary"}
+	contentPartFields = []string{"type", "text", "thinking"}
 )
 
 func (c *chatChunk) decode(data []byte) error { return c.s.scan(data, c.chunk, "openai-chat", "chunk") }
@@ -129,7 +204,13 @@ func (c *chatChunk) chunk() bool {
 }
 
 func (c *chatChunk) choice(ch *chatChoice) bool {
-	return c.s.object("", "choices", choiceFields, func(int) bool { return c.delta(ch) })
+	s := &c.s
+	return s.object("", "choices", choiceFields, func(k int) bool {
+		if k == 0 {
+			return c.delta(ch)
+		}
+		return s.strField(&ch.finish, "choices", "finish_reason")
+	})
 }
 
 func (c *chatChunk) delta(ch *chatChoice) bool {
@@ -137,16 +218,91 @@ func (c *chatChunk) delta(ch *chatChoice) bool {
 	return s.object("choices", "delta", deltaFields, func(k int) bool {
 		switch k {
 		case 0:
-			return s.nonEmptyField(&ch.content, "choices.delta", "content")
+			return c.content(&ch.content)
 		case 1:
 			return s.nonEmptyField(&ch.reasoningContent, "choices.delta", "reasoning_content")
 		case 2:
 			return s.nonEmptyField(&ch.reasoning, "choices.delta", "reasoning")
-		default:
+		case 3:
 			return array(s, &ch.toolCalls, "choices.delta", "tool_calls", func(i int) bool {
 				return c.toolCall(ch.toolCalls.elem(i))
 			})
+		case 4:
+			return s.nonEmptyField(&ch.refusal, "choices.delta", "refusal")
+		default:
+			return array(s, &ch.reasoningDetails, "choices.delta", "reasoning_details", func(i int) bool {
+				return c.detail(ch.reasoningDetails.elem(i))
+			})
 		}
+	})
+}
+
+// content reads a delta's content: a string, or an array of parts.
+func (c *chatChunk) content(dst *chatContent) bool {
+	s := &c.s
+	switch s.data[s.i] {
+	case 'n':
+		return s.lit("null")
+	case '"':
+		v, ok := s.str()
+		if ok {
+			*dst = chatContent{text: !v.empty(), value: v}
+		}
+		return ok
+	case '[':
+	default:
+		return s.hardWrong("choices.delta", "content", "a string or an array")
+	}
+	*dst = chatContent{}
+	if !s.open() {
+		return false
+	}
+	for first := true; ; first = false {
+		done, ok := s.elem(first)
+		if !ok || done {
+			return ok
+		}
+		if !c.part(dst) {
+			return false
+		}
+	}
+}
+
+// part reads one part of a content array into dst, leniently: a part
+// that is not an object, or a field of another type, is passed over.
+func (c *chatChunk) part(dst *chatContent) bool {
+	s := &c.s
+	if s.data[s.i] != '{' {
+		return s.skip()
+	}
+	var typ, text jstr
+	var thinking bool
+	ok := s.open() && s.members(contentPartFields, func(k int) bool {
+		switch k {
+		case 0:
+			return s.looseStr(&typ)
+		case 1:
+			return s.looseStr(&text)
+		default:
+			return s.filled(&thinking)
+		}
+	})
+	switch {
+	case typ.is("text") && !text.empty() && !dst.text:
+		dst.text, dst.value = true, text
+	case typ.is("thinking") && thinking:
+		dst.thinking = true
+	}
+	return ok
+}
+
+func (c *chatChunk) detail(d *chatDetail) bool {
+	s := &c.s
+	return s.object("choices.delta", "reasoning_details", detailFields, func(k int) bool {
+		if k == 0 {
+			return s.nonEmptyField(&d.text, "choices.delta.reasoning_details", "text")
+		}
+		return s.nonEmptyField(&d.summary, "choices.delta.reasoning_details", "summary")
 	})
 }
 

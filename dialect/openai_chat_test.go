@@ -67,3 +67,111 @@ func TestOpenAIChatTimelineOverLoopback(t *testing.T) {
 		t.Errorf("comments = %d", rec.Comments)
 	}
 }
+
+// Mistral's reasoning models send delta.content as an array of parts: a
+// thinking part is reasoning, a text part visible text (it was a
+// protocol_error: "want a string, got array").
+func TestOpenAIChatContentParts(t *testing.T) {
+	t.Parallel()
+	c := &refserver.Chat{Model: "magistral-medium-2507"}
+	c.ThinkingPart(at(20), "The user is asking").ThinkingPart(at(40), " for 2+2.").TextPart(at(60), "2 + 2 = 4").
+		Finish(at(80)).Usage(at(90), 10, 46).Done(at(100))
+	res, srv, conn := play(t, c.Steps(false), dialect.Target{Dialect: "openai-chat"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Success, dialect.FinishStop, "")
+	if rec.Chunks != 1 {
+		t.Fatalf("chunks %d, want 1 (the text part)", rec.Chunks)
+	}
+	reftest.Milestone(t, "first_effective_ms (the thinking part)", rec.FirstEffectiveMs, tl.Start, srv, conn, 0, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms (the text part)", rec.TFCMs, tl.Start, srv, conn, 2, tl.Chunks()[0])
+	wantReasoning(t, res, srv, conn, 2, 0, 1, false)
+}
+
+// A refusal streams in delta.refusal (content null): visible text, and the
+// run ends refused, not an empty success.
+func TestOpenAIChatRefusal(t *testing.T) {
+	t.Parallel()
+	c := &refserver.Chat{Model: "gpt-4o"}
+	c.Role(at(10)).Refusal(at(20), "I'm").Refusal(at(30), " sorry").Refusal(at(40), ", I can't help.").
+		Finish(at(50)).Usage(at(60), 79, 9).Done(at(70))
+	res, srv, conn := play(t, c.Steps(false), dialect.Target{Dialect: "openai-chat"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Refused, dialect.FinishRefusal, "refused: the model declined to answer (delta.refusal)")
+	if rec.Chunks != 3 || rec.Passed() || rec.Intended() {
+		t.Fatalf("chunks %d, passed %v: want the 3 refusal deltas, and a run that did not pass", rec.Chunks, rec.Passed())
+	}
+	reftest.Milestone(t, "tfc_ms (the first refusal delta)", rec.TFCMs, tl.Start, srv, conn, 1, tl.Chunks()[0])
+	reftest.Milestone(t, "end_ms ([DONE])", rec.EndMs, tl.Start, srv, conn, 6, tl.End)
+}
+
+// Reasoning sent only as reasoning_details[].text (OpenRouter, Snowflake
+// Cortex) is reasoning: effective output, never a chunk.
+func TestOpenAIChatReasoningDetails(t *testing.T) {
+	t.Parallel()
+	c := &refserver.Chat{Model: "claude-sonnet-4-6"}
+	c.Role(at(10)).ReasoningDetail(at(20), "15").ReasoningDetail(at(40), " * 27 = 405").Text(at(80), "405").
+		Finish(at(90)).Usage(at(95), 45, 73).Done(at(100))
+	res, srv, conn := play(t, c.Steps(false), dialect.Target{Dialect: "openai-chat"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Success, dialect.FinishStop, "")
+	reftest.Milestone(t, "first_effective_ms (reasoning_details)", rec.FirstEffectiveMs, tl.Start, srv, conn, 1, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms (the text)", rec.TFCMs, tl.Start, srv, conn, 3, tl.Chunks()[0])
+	wantReasoning(t, res, srv, conn, 2, 1, 2, false)
+	if rec.Chunks != 1 {
+		t.Errorf("chunks %d, want 1", rec.Chunks)
+	}
+}
+
+// A length stop is a success that names its reason; a content filter's
+// stop is refused.
+func TestOpenAIChatFinishReasons(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		reason  string
+		outcome probe.Outcome
+		finish  dialect.Finish
+		words   string
+	}{
+		{"length", probe.Success, dialect.FinishLength, ""},
+		{"tool_calls", probe.Success, dialect.FinishToolCalls, ""},
+		{"content_filter", probe.Refused, dialect.FinishContentFilter, "refused: the provider's filter stopped the answer (finish_reason content_filter)"},
+	} {
+		t.Run(tt.reason, func(t *testing.T) {
+			t.Parallel()
+			c := &refserver.Chat{}
+			c.Role(at(10)).Text(at(20), "{\"").FinishWith(at(30), tt.reason).Usage(at(40), 79, 1).Done(at(50))
+			res, _, _ := play(t, c.Steps(false), dialect.Target{Dialect: "openai-chat"})
+			wantOutcome(t, res.Record, tt.outcome, tt.finish, tt.words)
+			if res.Record.Chunks != 1 {
+				t.Errorf("chunks %d", res.Record.Chunks)
+			}
+		})
+	}
+}
+
+// A model that streams its reasoning inline (DeepSeek-R1, QwQ on an
+// OpenAI-compatible server) sends <think>...</think> ahead of the answer:
+// the block is reasoning, TFC the answer's first text. inline_think off
+// measures it all as text.
+func TestOpenAIChatInlineThink(t *testing.T) {
+	t.Parallel()
+	c := &refserver.Chat{Model: "deepseek-r1"}
+	c.Role(at(10)).Text(at(20), "<think>").Text(at(30), "\nOkay, the capital").Text(at(40), " of France.\n</th").
+		Text(at(50), "ink>").Text(at(60), "\n\n").Text(at(80), "Paris").Text(at(90), ".").Finish(at(95)).Done(at(100))
+	res, srv, conn := play(t, c.Steps(false), dialect.Target{Dialect: "openai-chat"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Success, dialect.FinishStop, "")
+	if rec.Chunks != 2 {
+		t.Fatalf("chunks %d, want 2 (Paris, the full stop)", rec.Chunks)
+	}
+	reftest.Milestone(t, "first_effective_ms (<think>)", rec.FirstEffectiveMs, tl.Start, srv, conn, 1, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms (Paris)", rec.TFCMs, tl.Start, srv, conn, 6, tl.Chunks()[0])
+	wantReasoning(t, res, srv, conn, 4, 1, 4, true)
+
+	res, srv, conn = play(t, c.Steps(false), dialect.Target{Dialect: "openai-chat", NoInlineThink: true})
+	rec, tl = res.Record, res.Timeline
+	if rec.Chunks != 7 || rec.Reasoning != nil {
+		t.Fatalf("inline_think off: chunks %d reasoning %+v, want 7 and none", rec.Chunks, rec.Reasoning)
+	}
+	reftest.Milestone(t, "inline_think off: tfc_ms (<think>)", rec.TFCMs, tl.Start, srv, conn, 1, tl.Chunks()[0])
+}

@@ -144,3 +144,84 @@ func TestOpenAIResponsesResumeKeepsTheQuery(t *testing.T) {
 		t.Errorf("verdict %s (%s %s); resume %s?%s", rec.Verdict, rec.Error, rec.ResumeDetail, c[len(c)-1].Path, c[len(c)-1].Query)
 	}
 }
+
+// An error event nests its code and message in an error object; the
+// record names both (it said "error event in the stream: " and nothing).
+func TestOpenAIResponsesNestedError(t *testing.T) {
+	t.Parallel()
+	r := &refserver.Responses{}
+	r.Created(at(10)).Meta(at(20), "response.in_progress").
+		Error(at(30), "insufficient_quota", "You exceeded your current quota, please check your plan and billing details.").
+		FailedCode(at(40), "insufficient_quota", "You exceeded your current quota, please check your plan and billing details.")
+	res, _, _ := play(t, r.Steps(), dialect.Target{Dialect: "openai-responses"})
+	wantOutcome(t, res.Record, probe.UpstreamError, dialect.FinishNone,
+		"error event in the stream: insufficient_quota: You exceeded your current quota, please check your plan and billing details.")
+
+	// response.failed alone names its error's code too.
+	f := &refserver.Responses{}
+	f.Created(at(10)).FailedCode(at(20), "server_error", "The server had an error.")
+	res, _, _ = play(t, f.Steps(), dialect.Target{Dialect: "openai-responses"})
+	wantOutcome(t, res.Record, probe.UpstreamError, dialect.FinishError, "error event in the stream: server_error: The server had an error.")
+}
+
+// response.incomplete with reason max_output_tokens is a length stop: a
+// success, as in every other dialect (it was an upstream_error); its
+// usage counts. content_filter is refused; another reason an error.
+func TestOpenAIResponsesIncomplete(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		reason  string
+		outcome probe.Outcome
+		finish  dialect.Finish
+		words   string
+	}{
+		{"max_output_tokens", probe.Success, dialect.FinishLength, ""},
+		{"content_filter", probe.Refused, dialect.FinishContentFilter, "refused: the provider's filter stopped the answer (incomplete_details.reason content_filter)"},
+		{"server_busy", probe.UpstreamError, dialect.FinishOther, "error event in the stream: response.incomplete: reason server_busy"},
+	} {
+		t.Run(tt.reason, func(t *testing.T) {
+			t.Parallel()
+			r := &refserver.Responses{}
+			r.Created(at(10)).Meta(at(15), "response.in_progress").Text(at(20), "2 + 2").Text(at(30), " equals").
+				Incomplete(at(40), tt.reason, 15, 9)
+			res, srv, conn := play(t, r.Steps(), dialect.Target{Dialect: "openai-responses"})
+			rec, tl := res.Record, res.Timeline
+			wantOutcome(t, rec, tt.outcome, tt.finish, tt.words)
+			if rec.Chunks != 2 || rec.Tokens == nil || rec.Tokens.Prompt != 15 || rec.Tokens.Completion != 9 {
+				t.Errorf("chunks %d tokens %+v, want 2 and 15/9", rec.Chunks, rec.Tokens)
+			}
+			if tt.outcome != probe.UpstreamError {
+				reftest.Milestone(t, "end_ms (response.incomplete)", rec.EndMs, tl.Start, srv, conn, 4, tl.End)
+			}
+		})
+	}
+}
+
+// Hosted tools' input (MCP call arguments, the code interpreter's code)
+// and a partial image are effective output, never chunks; a refusal's
+// deltas are visible text, and the run ends refused.
+func TestOpenAIResponsesHostedToolsAndRefusal(t *testing.T) {
+	t.Parallel()
+	r := &refserver.Responses{}
+	r.Created(at(10)).Delta(at(20), "response.mcp_call_arguments.delta", `{"url":"https://ai-sdk.dev/"}`).
+		Delta(at(30), "response.code_interpreter_call_code.delta", "print(2+2)").PartialImage(at(40)).
+		Delta(at(50), "response.apply_patch_call_operation_diff.delta", "+line").
+		Text(at(70), "Done.").Completed(at(80), 20, 40)
+	res, srv, conn := play(t, r.Steps(), dialect.Target{Dialect: "openai-responses"})
+	rec, tl := res.Record, res.Timeline
+	wantOutcome(t, rec, probe.Success, dialect.FinishStop, "")
+	if rec.Chunks != 1 || rec.Reasoning != nil {
+		t.Fatalf("chunks %d reasoning %+v, want 1 and none", rec.Chunks, rec.Reasoning)
+	}
+	reftest.Milestone(t, "first_effective_ms (mcp_call_arguments.delta)", rec.FirstEffectiveMs, tl.Start, srv, conn, 1, tl.FirstEffective)
+	reftest.Milestone(t, "tfc_ms (output_text.delta)", rec.TFCMs, tl.Start, srv, conn, 5, tl.Chunks()[0])
+
+	f := &refserver.Responses{}
+	f.Created(at(10)).Delta(at(20), "response.refusal.delta", "I'm sorry,").Delta(at(30), "response.refusal.delta", " I can't.").
+		Completed(at(40), 20, 5)
+	res, _, _ = play(t, f.Steps(), dialect.Target{Dialect: "openai-responses"})
+	wantOutcome(t, res.Record, probe.Refused, dialect.FinishRefusal, "refused: the model declined to answer (response.refusal.delta)")
+	if res.Record.Chunks != 2 {
+		t.Errorf("chunks %d, want the 2 refusal deltas", res.Record.Chunks)
+	}
+}

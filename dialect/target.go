@@ -48,6 +48,10 @@ type Target struct {
 	// dialects that can resume): such a drop is then an upstream_error.
 	// Drills still resume.
 	NoResume bool
+	// NoInlineThink turns off the detection of a reasoning block inside
+	// the visible text (a leading <think>...</think>, see Think): the
+	// text is then all the answer's.
+	NoInlineThink bool
 	// Net is how the target's connections are made (IP family, a fixed
 	// address, the source address, the proxy); the zero value is the
 	// system's way: DNS, either family, the environment's proxy.

@@ -55,3 +55,44 @@ func TestRunFitsItsSizeClass(t *testing.T) {
 		t.Errorf("run is %d bytes, over the 1536-byte size class: move rare state behind a pointer", n)
 	}
 }
+
+// The paths of reasoning allocate nothing per event either: a thinking
+// part of a content array, reasoning_details, an inline <think> block's
+// text read through its escapes, an empty refusal, a finish reason (the
+// span of the reasoning is made once, at the first).
+func TestRunReasoningEventAllocatesNothing(t *testing.T) {
+	o := Options{Sample: dialect.Samples["long"]}
+	r := newRun(context.Background(), &dialect.Target{Name: "t", Dialect: "openai-chat", URL: "http://127.0.0.1:1/"}, &o)
+	if !r.prepare(&o) {
+		t.Fatalf("prepare: %s %s", r.rec.Outcome, r.rec.Error)
+	}
+	defer r.release()
+	r.tl.Start = time.Now()
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Data: []byte(`{"choices":[{"delta":{"content":"\u003cthink\u003e"}}]}`)}
+	if r.event(ev) || !r.think.Detected() {
+		t.Fatalf("the <think> event: %s %s", r.rec.Outcome, r.rec.Error)
+	}
+	var data [][]byte
+	for _, e := range []string{
+		`{"choices":[{"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hm"}]}]}}]}`,
+		`{"choices":[{"delta":{"content":"","reasoning_details":[{"type":"reasoning.text","text":"15"}]}}]}`,
+		`{"choices":[{"delta":{"content":"so \u003c/thin and \n on"},"finish_reason":null}]}`,
+		`{"choices":[{"delta":{"reasoning_content":"r","refusal":""},"finish_reason":"length"}],"usage":null}`,
+	} {
+		data = append(data, []byte(e))
+	}
+	n := 0
+	step := func() {
+		n++
+		ev.Data, ev.Dispatched = data[n%len(data)], r.tl.Start.Add(time.Duration(n)*time.Millisecond)
+		if r.event(ev) {
+			t.Fatalf("event %d ended the run: %s %s", n, r.rec.Outcome, r.rec.Error)
+		}
+	}
+	if a := testing.AllocsPerRun(640, step); a != 0 {
+		t.Errorf("%v allocations per event", a)
+	}
+	if r.tl.Reasoning == nil || r.tl.Reasoning.Count != n+1 || r.tl.ChunkCount() != 0 || r.finishReason != dialect.FinishLength {
+		t.Errorf("reasoning %+v, %d chunks, finish %q: every event was reasoning", r.tl.Reasoning, r.tl.ChunkCount(), r.finishReason)
+	}
+}

@@ -142,3 +142,16 @@ func TestTimeoutDuringServerRetry(t *testing.T) {
 	t.Log(rec.Error)
 	wantOutcome(t, rec, Timeout, "timeout: no first chunk within 300ms", "while waiting 3s before reconnecting, as the server asked (retry: 3000)")
 }
+
+// The first event arrived even when it cannot be decoded: first_event_ms
+// is its reading, beside the protocol_error it makes (it was absent).
+func TestFirstEventThatCannotBeDecoded(t *testing.T) {
+	t.Parallel()
+	srv := reftest.Serve(t, refserver.NewUnstarted([]refserver.Step{{At: 30 * time.Millisecond, Data: `{"choices":[{"delta":{"content":7}}]}`}}))
+	res := runProbe(t, dialect.Target{Name: "t", URL: srv.URL, Dialect: "openai-chat"}, "short", reftest.RunDeadline)
+	rec, tl := res.Record, res.Timeline
+	if rec.Outcome != ProtocolError || !strings.Contains(rec.Error, "choices.delta.content: want a string") || rec.Events != 1 {
+		t.Fatalf("outcome %s error %q events %d", rec.Outcome, rec.Error, rec.Events)
+	}
+	reftest.Milestone(t, "first_event_ms (the event that did not decode)", rec.FirstEventMs, tl.Start, srv, reftest.ClosedConn(t, srv, 0), 0, tl.FirstEvent)
+}

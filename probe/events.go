@@ -16,20 +16,22 @@ import (
 // event takes one event or comment of the stream into the timeline; it
 // returns true when the run is over (end marker, error, cancel).
 func (r *run) event(ev *resumeclient.Event) bool {
-	if ev.Kind == resumeclient.KindComment {
+	switch {
+	case ev.Kind == resumeclient.KindComment:
 		r.rec.Comments++
 		return false
-	}
-	if r.res != nil && r.res.afterEnd != nil {
+	case r.res != nil && r.res.afterEnd != nil:
 		r.rec.Events++ // after the end: counted, nothing more
 		return false
-	}
-	if r.staleConn {
+	case ev.Kind == resumeclient.KindTrailer:
+		return r.trailer(ev)
+	case r.staleConn:
 		return r.staleEvent(ev)
 	}
 	ch, err := r.d.Decode(r.t, ev)
 	if err != nil {
 		r.rec.Events++
+		r.firstEvent(ev) // it came, whatever it holds
 		r.fail(ProtocolError, "%v", err)
 		return true
 	}
@@ -41,9 +43,7 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		r.reply(ch.Reply)
 	}
 	r.rec.Events++
-	if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
-		r.tl.FirstEvent = ev.Dispatched
-	}
+	r.firstEvent(ev)
 	cursor, hasCursor := r.position(ev, &ch)
 	// A message of another stream is judged by mark, and kept out of the
 	// id check: its ids are not this stream's.
@@ -52,25 +52,32 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	if ch.HasUsage {
 		r.usage(ch.Usage)
 	}
+	r.ending(&ch)
+	return r.output(ev, &ch, again)
+}
+
+// output takes what a chunk is for the timeline: visible text, other
+// effective output, the end, an error.
+func (r *run) output(ev *resumeclient.Event, ch *dialect.Chunk, again bool) bool {
 	switch ch.Kind {
 	case dialect.Text:
 		if ch.IsEnd {
 			return r.lastChunk(ev, again)
 		}
-		return r.text(ev, again)
+		return r.visible(ev, ch, again)
 	case dialect.Effective:
-		if r.tl.FirstEffective.IsZero() {
-			r.tl.FirstEffective = ev.Dispatched
+		if !again {
+			r.effective(ev.Dispatched, ch.Reasoning, false)
 		}
 	case dialect.End:
 		r.tl.End = ev.Dispatched
-		r.rec.Outcome = Success
+		r.succeed()
 		return true
 	case dialect.Failed:
 		if r.cancelled != nil {
 			// A session dialect's answer to the call it cancelled (only
-			// those set cancelAt): an error answer is an answer all the
-			// same (the MCP Go SDK sends one: "context canceled").
+			// those set cancelled): an error answer is an answer all the same
+			// (the MCP Go SDK sends one: "context canceled").
 			r.cancelEnded(ev.Dispatched, nil, true)
 			return true
 		}
@@ -84,6 +91,88 @@ func (r *run) event(ev *resumeclient.Event) bool {
 		return true
 	}
 	return false
+}
+
+// firstEvent stamps the first event with data: it arrived, decoded or not.
+func (r *run) firstEvent(ev *resumeclient.Event) {
+	if r.tl.FirstEvent.IsZero() && len(ev.Data) > 0 {
+		r.tl.FirstEvent = ev.Dispatched
+	}
+}
+
+// trailer takes what came after the last event and is not an event
+// (resumeclient.KindTrailer: Gemini's error object, which Google's SDK
+// raises): an error the dialect can name ends the run as an
+// upstream_error, anything else as a protocol_error.
+func (r *run) trailer(ev *resumeclient.Event) bool {
+	if ch, err := r.d.Decode(r.t, ev); err == nil && ch.Kind == dialect.Failed {
+		r.fail(UpstreamError, "error object after the last event: %s", ch.Message)
+		return true
+	}
+	r.fail(ProtocolError, "%d bytes after the last event that are not an event", len(ev.Data))
+	return true
+}
+
+// ending keeps what a chunk says of how the answer ends: the finish
+// reason it names, and a refusal, whose words stay in the record's error
+// until the run ends (refused) or fails (which says why instead).
+func (r *run) ending(ch *dialect.Chunk) {
+	if ch.Finish != dialect.FinishNone {
+		r.finishReason = ch.Finish
+	}
+	if r.refused || !ch.Refusal && !ch.Finish.Refused() {
+		return
+	}
+	r.refused = true
+	if ch.Finish == dialect.FinishContentFilter {
+		r.rec.Error = "refused: the provider's filter stopped the answer (" + ch.Message + ")"
+	} else {
+		r.rec.Error = "refused: the model declined to answer (" + ch.Message + ")"
+	}
+}
+
+// succeed ends the run at its end marker: a success, or refused when the
+// answer was a refusal.
+func (r *run) succeed() {
+	r.rec.Outcome = Success
+	if r.refused {
+		r.rec.Outcome = Refused
+	}
+}
+
+// visible takes a chunk of visible text: the text of an inline reasoning
+// block (dialect.Think) is reasoning, the answer's a content chunk. A
+// refusal's text is the answer's; a re-delivery is not read again.
+func (r *run) visible(ev *resumeclient.Event, ch *dialect.Chunk, again bool) bool {
+	if ch.Refusal || again {
+		return r.text(ev, again)
+	}
+	reasoning, text := r.think.Scan(ch.Content)
+	if reasoning {
+		r.effective(ev.Dispatched, true, true)
+	}
+	if !text {
+		return false
+	}
+	return r.text(ev, again)
+}
+
+// effective takes effective output that is not a chunk: the first
+// effective output, and the span of the reasoning.
+func (r *run) effective(at time.Time, reasoning, inline bool) {
+	if r.tl.FirstEffective.IsZero() {
+		r.tl.FirstEffective = at
+	}
+	if !reasoning {
+		return
+	}
+	sp := r.tl.Reasoning
+	if sp == nil {
+		sp = &ReasoningSpan{First: at}
+		r.tl.Reasoning = sp
+	}
+	sp.Last, sp.Inline = at, sp.Inline || inline
+	sp.Count++
 }
 
 // staleEvent takes an event on a connection resumed from a stale id: the
@@ -207,7 +296,7 @@ func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
 		r.chunk(ev.Dispatched)
 	}
 	r.tl.End = ev.Dispatched
-	r.rec.Outcome = Success
+	r.succeed()
 	if ec, ok := r.rs.(dialect.EndCloser); ok && r.conn > 0 && ec.ServerClosesAfterEnd() {
 		// A resumed stream its server should close after the end: read on
 		// a while, to see whether it does.
@@ -238,9 +327,10 @@ func (r *run) cancelSample() bool {
 		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.rec.Sample, r.tl.ChunkCount(), err)
 		return true
 	}
+	sess := r.sess
 	r.cancelled.timer = time.AfterFunc(cancelWait, func() {
 		r.cancelled.shut.Store(true)
-		r.sess.Close()
+		sess.Close()
 	})
 	return false
 }

@@ -20,7 +20,17 @@ const (
 	UpstreamError   Outcome = "upstream_error"
 	Timeout         Outcome = "timeout"
 	ProtocolError   Outcome = "protocol_error"
+	// Refused is a stream that ended normally with a refusal: the model
+	// declined to answer (OpenAI's refusal, Anthropic's stop_reason
+	// refusal) or the provider's filter stopped the prompt or the answer
+	// (Gemini's SAFETY, finish_reason content_filter). The service
+	// worked; the answer is not one.
+	Refused Outcome = "refused"
 )
+
+// Outcomes are every outcome, in the order outputs list them (the
+// metrics make a series of each, the scorecard counts them so).
+var Outcomes = []Outcome{Success, ClientCancelled, UpstreamError, Timeout, ProtocolError, Refused}
 
 // Gaps summarises the intervals between consecutive content chunks.
 type Gaps struct {
@@ -76,6 +86,7 @@ type Record struct {
 	HeadersMs        *float64        `json:"headers_ms,omitempty"`
 	FirstEventMs     *float64        `json:"first_event_ms,omitempty"`
 	FirstEffectiveMs *float64        `json:"first_effective_ms,omitempty"`
+	Reasoning        *Reasoning      `json:"reasoning,omitempty"`
 	TFCMs            *float64        `json:"tfc_ms,omitempty"`
 	EndMs            *float64        `json:"end_ms,omitempty"`
 	Chunks           int             `json:"chunks"`
@@ -99,6 +110,12 @@ type Record struct {
 	Unrelated         int      `json:"unrelated,omitempty"`
 	CancelEndMs       *float64 `json:"cancel_end_ms,omitempty"`
 	ResultAfterCancel bool     `json:"result_after_cancel,omitempty"`
+	// FinishReason is why the answer stopped, as the provider said it,
+	// in one vocabulary for every dialect (stop, length, tool_calls,
+	// refusal, content_filter, error, other): absent when the stream did
+	// not say. (Here rather than by the outcome: a byte in the padding
+	// after the flag above keeps the run in its size class.)
+	FinishReason dialect.Finish `json:"finish_reason,omitempty"`
 
 	// Resume fields (see docs/record.md "Resume fields", docs/drills.md
 	// and its "Drops by the server").
@@ -123,6 +140,20 @@ type Record struct {
 	Host   string            `json:"host,omitempty"`
 	Region string            `json:"region,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// Reasoning is what a record shows of the model's reasoning, apart from
+// the answer (the chunks and TFC); absent when it sent none: its events
+// (a thinking trace, its summary, the text of an inline <think> block),
+// the first and the last in ms from the start. Reasoning is effective
+// output (first_effective_ms counts it), never a chunk.
+type Reasoning struct {
+	Chunks  int      `json:"chunks"`
+	FirstMs *float64 `json:"first_ms,omitempty"`
+	LastMs  *float64 `json:"last_ms,omitempty"`
+	// Inline is set when the reasoning came inside the visible text, as
+	// a leading <think>...</think> block (see docs/dialects.md).
+	Inline bool `json:"inline,omitempty"`
 }
 
 // Caps of a record's fields that may hold text from the network, in bytes:

@@ -138,7 +138,7 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		return false
 	case errors.Is(d.Err, io.EOF) && (r.final || r.d.EOFIsEnd(r.t)):
 		r.tl.End = d.At
-		r.rec.Outcome = Success
+		r.succeed()
 		return false
 	case r.resumeRefused(d.Err):
 		return r.retryResume(d)

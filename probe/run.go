@@ -105,6 +105,9 @@ func newRun(ctx context.Context, t *dialect.Target, o *Options) *run {
 		r.rec.RequestID = NewRequestID()
 	}
 	r.t.RunID = r.rec.RequestID
+	if t.NoInlineThink {
+		r.think.Off()
+	}
 	if dl, ok := ctx.Deadline(); ok && o.Timeout == 0 {
 		r.timeout = time.Until(dl).Round(10 * time.Millisecond)
 	}
@@ -216,6 +219,11 @@ type run struct {
 	staleConn     bool
 	final         bool // the dialect's last event came: the end of the body is the end
 	cursorCleared bool // the last id field was empty
+	// How the answer ends, as the stream says (see ending), and the
+	// inline reasoning block's state: with the flags, in their padding.
+	refused      bool
+	finishReason dialect.Finish
+	think        dialect.Think
 }
 
 // cancelled is a session dialect's cancel message: when it was sent, and
@@ -414,12 +422,19 @@ func (r *run) classify(err error) {
 // finish reduces the timeline into the record.
 func (r *run) finish() {
 	rec, tl := &r.rec, &r.tl
+	rec.FinishReason = r.finishReason
+	if r.refused && !rec.FinishReason.Refused() {
+		rec.FinishReason = dialect.FinishRefusal // the model's refusal, whatever reason closed it
+	}
 	if tl.Start.IsZero() {
 		return
 	}
 	rec.HeadersMs = since(tl.Start, tl.Headers)
 	rec.FirstEventMs = since(tl.Start, tl.FirstEvent)
 	rec.FirstEffectiveMs = since(tl.Start, tl.FirstEffective)
+	if sp := tl.Reasoning; sp != nil {
+		rec.Reasoning = &Reasoning{Chunks: sp.Count, FirstMs: since(tl.Start, sp.First), LastMs: since(tl.Start, sp.Last), Inline: sp.Inline}
+	}
 	rec.EndMs = since(tl.Start, tl.End)
 	s := tl.scores()
 	fillScores(rec, s)

@@ -11,6 +11,9 @@ type Timeline struct {
 	Headers        time.Time
 	FirstEvent     time.Time // first non-comment event with non-empty data
 	FirstEffective time.Time // first content or action
+	// Reasoning is the span of the model's reasoning events, nil when
+	// there was none (made at the first: most streams have none).
+	Reasoning *ReasoningSpan
 	// chunks are the content chunks' arrival times after Start, in
 	// pages: a third of the memory of time.Time values, kept for as long
 	// as the stream lasts, and never copied (ChunkCount, Chunk, Chunks).
@@ -21,6 +24,14 @@ type Timeline struct {
 	// the first chunk after Reconnects[i] (ChunkCount if none).
 	Reconnects []Reconnect
 	Breaks     []int
+}
+
+// ReasoningSpan is when a stream's reasoning came: its first and last
+// events, how many, and whether they were an inline <think> block.
+type ReasoningSpan struct {
+	First, Last time.Time
+	Count       int
+	Inline      bool
 }
 
 // Reconnect is the timeline of one reconnect.

@@ -36,6 +36,12 @@ func (a *AISDK) Error(at time.Duration, text string) *AISDK {
 	return a.Part(at, "error", map[string]any{"errorText": text})
 }
 
+// Finish adds the finish part with its finishReason (stop, length,
+// content-filter, tool-calls, error, other).
+func (a *AISDK) Finish(at time.Duration, reason string) *AISDK {
+	return a.Part(at, "finish", map[string]any{"finishReason": reason})
+}
+
 // Done adds data: [DONE].
 func (a *AISDK) Done(at time.Duration) *AISDK {
 	a.steps = append(a.steps, Step{At: at, Data: "[DONE]"})

@@ -46,6 +46,20 @@ func (a *Anthropic) Thinking(at time.Duration, s string) *Anthropic {
 	return a.delta(at, "thinking_delta", "thinking", s)
 }
 
+// InputJSON adds an input_json_delta: a tool's input, the client's or a
+// server tool's (web search, code execution).
+func (a *Anthropic) InputJSON(at time.Duration, partial string) *Anthropic {
+	return a.delta(at, "input_json_delta", "partial_json", partial)
+}
+
+// MessageDeltaUsage adds message_delta with a stop_reason (end_turn,
+// max_tokens, refusal, ...) and its usage, which is cumulative: the input
+// tokens grow with what server tools add to the prompt.
+func (a *Anthropic) MessageDeltaUsage(at time.Duration, reason string, input, output int) *Anthropic {
+	return a.add(at, "message_delta", map[string]any{"delta": map[string]any{"stop_reason": reason, "stop_sequence": nil},
+		"usage": map[string]int{"input_tokens": input, "output_tokens": output}})
+}
+
 // MessageDelta adds message_delta with the output tokens.
 func (a *Anthropic) MessageDelta(at time.Duration, output int) *Anthropic {
 	return a.add(at, "message_delta", map[string]any{"delta": map[string]string{"stop_reason": "end_turn"}, "usage": map[string]int{"output_tokens": output}})

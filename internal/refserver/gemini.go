@@ -56,6 +56,32 @@ func (g *Gemini) Finish(at time.Duration, text, reason string, prompt, candidate
 	return g.add(at, parts, reason, usage)
 }
 
+// Code adds a chunk with an executableCode part: code the model wrote
+// for the code execution tool.
+func (g *Gemini) Code(at time.Duration, code string) *Gemini {
+	return g.add(at, []map[string]any{{"executableCode": map[string]string{"language": "PYTHON", "code": code}}}, "", nil)
+}
+
+// CodeResult adds a chunk with a codeExecutionResult part: the tool's
+// output, the server's.
+func (g *Gemini) CodeResult(at time.Duration, output string) *Gemini {
+	return g.add(at, []map[string]any{{"codeExecutionResult": map[string]string{"outcome": "OUTCOME_OK", "output": output}}}, "", nil)
+}
+
+// Image adds a chunk with an inlineData part (an image model's image).
+func (g *Gemini) Image(at time.Duration) *Gemini {
+	return g.add(at, []map[string]any{{"inlineData": map[string]string{"mimeType": "image/png", "data": "iVBORw0KGgo="}}}, "", nil)
+}
+
+// ErrorAfter adds Google's error object after the last event, not as an
+// event: bare JSON, pretty-printed over lines, then a blank line, as
+// Vertex AI ends a stream that failed after it started.
+func (g *Gemini) ErrorAfter(at time.Duration, code int, status, message string) *Gemini {
+	b, _ := json.MarshalIndent(map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}}, "", "  ")
+	g.steps = append(g.steps, Step{At: at, Raw: string(b) + "\n\n"})
+	return g
+}
+
 // PromptBlocked adds the answer to a blocked prompt: promptFeedback with
 // a blockReason and no candidate.
 func (g *Gemini) PromptBlocked(at time.Duration, reason string) *Gemini {

@@ -45,6 +45,12 @@ func (o *Ollama) ToolCall(at time.Duration, name string) *Ollama {
 	return o.message(at, map[string]any{"tool_calls": []any{map[string]any{"function": map[string]any{"name": name, "arguments": map[string]any{}}}}})
 }
 
+// Generate adds a line of /api/generate: the text in response (Ollama's
+// encoder escapes <, > and & as \u003c, \u003e, \u0026, as Go's does).
+func (o *Ollama) Generate(at time.Duration, s string) *Ollama {
+	return o.line(at, map[string]any{"model": or(o.Model, "refserver"), "created_at": "2026-12-05T12:00:00.000000Z", "response": s, "done": false})
+}
+
 // Done adds the last line: done, its reason (stop, length) and the
 // counts and durations.
 func (o *Ollama) Done(at time.Duration, reason string, prompt, eval int) *Ollama {

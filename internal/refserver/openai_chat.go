@@ -15,9 +15,19 @@ type Chat struct {
 
 type chatDelta struct {
 	Role             string         `json:"role,omitempty"`
-	Content          *string        `json:"content,omitempty"`
+	Content          any            `json:"content,omitempty"`
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ReasoningDetails []chatDetail   `json:"reasoning_details,omitempty"`
+	Refusal          *string        `json:"refusal,omitempty"`
 	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+// chatDetail is an element of reasoning_details (OpenRouter, Snowflake
+// Cortex).
+type chatDetail struct {
+	Type  string `json:"type"`
+	Text  string `json:"text"`
+	Index int    `json:"index"`
 }
 
 type chatToolCall struct {
@@ -55,13 +65,12 @@ func (c *Chat) chunk(at time.Duration, delta *chatDelta, finish string, usage ma
 
 // Role adds the role-only first delta (content "").
 func (c *Chat) Role(at time.Duration) *Chat {
-	empty := ""
-	return c.chunk(at, &chatDelta{Role: "assistant", Content: &empty}, "", nil)
+	return c.chunk(at, &chatDelta{Role: "assistant", Content: ""}, "", nil)
 }
 
 // Text adds a visible content delta.
 func (c *Chat) Text(at time.Duration, text string) *Chat {
-	return c.chunk(at, &chatDelta{Content: &text}, "", nil)
+	return c.chunk(at, &chatDelta{Content: text}, "", nil)
 }
 
 // Reasoning adds a reasoning_content delta.
@@ -77,6 +86,37 @@ func (c *Chat) ToolArgs(at time.Duration, args string) *Chat {
 // Finish adds the empty delta with finish_reason "stop".
 func (c *Chat) Finish(at time.Duration) *Chat {
 	return c.chunk(at, &chatDelta{}, "stop", nil)
+}
+
+// FinishWith adds the empty delta with another finish_reason (length,
+// tool_calls, content_filter).
+func (c *Chat) FinishWith(at time.Duration, reason string) *Chat {
+	return c.chunk(at, &chatDelta{}, reason, nil)
+}
+
+// Refusal adds a refusal delta, as OpenAI streams a refusal: content
+// null, the text in refusal.
+func (c *Chat) Refusal(at time.Duration, text string) *Chat {
+	return c.chunk(at, &chatDelta{Refusal: &text}, "", nil)
+}
+
+// ReasoningDetail adds reasoning sent only as reasoning_details[].text,
+// with an empty content, as OpenRouter and Snowflake Cortex send it.
+func (c *Chat) ReasoningDetail(at time.Duration, text string) *Chat {
+	return c.chunk(at, &chatDelta{Content: "", ReasoningDetails: []chatDetail{{Type: "reasoning.text", Text: text}}}, "", nil)
+}
+
+// ThinkingPart adds a delta whose content is an array with a thinking
+// part, as Mistral's reasoning models (magistral) send their reasoning.
+func (c *Chat) ThinkingPart(at time.Duration, text string) *Chat {
+	part := map[string]any{"type": "thinking", "thinking": []map[string]string{{"type": "text", "text": text}}}
+	return c.chunk(at, &chatDelta{Content: []any{part}}, "", nil)
+}
+
+// TextPart adds a delta whose content is an array with a text part
+// (Mistral).
+func (c *Chat) TextPart(at time.Duration, text string) *Chat {
+	return c.chunk(at, &chatDelta{Content: []any{map[string]string{"type": "text", "text": text}}}, "", nil)
 }
 
 // Usage adds the usage-only chunk (stream_options.include_usage).

@@ -64,5 +64,39 @@ func (r *Responses) Failed(at time.Duration, msg string) *Responses {
 	return r.add(at, "response.failed", map[string]any{"response": map[string]any{"id": r.id(), "status": "failed", "error": map[string]string{"message": msg}}})
 }
 
+// Delta adds an event of type typ with a delta: a refusal
+// (response.refusal.delta), a hosted tool's input
+// (response.mcp_call_arguments.delta,
+// response.code_interpreter_call_code.delta, ...), reasoning text.
+func (r *Responses) Delta(at time.Duration, typ, delta string) *Responses {
+	return r.add(at, typ, map[string]any{"item_id": "item_1", "output_index": 0, "delta": delta})
+}
+
+// PartialImage adds response.image_generation_call.partial_image.
+func (r *Responses) PartialImage(at time.Duration) *Responses {
+	return r.add(at, "response.image_generation_call.partial_image", map[string]any{"item_id": "ig_1", "output_index": 0,
+		"partial_image_index": 0, "partial_image_b64": "UklGRuIWGQBXRUJQ"})
+}
+
+// Incomplete adds response.incomplete with its reason
+// (max_output_tokens, content_filter) and the usage.
+func (r *Responses) Incomplete(at time.Duration, reason string, input, output int) *Responses {
+	return r.add(at, "response.incomplete", map[string]any{"response": map[string]any{"id": r.id(), "status": "incomplete",
+		"incomplete_details": map[string]string{"reason": reason},
+		"usage":              map[string]int{"input_tokens": input, "output_tokens": output, "total_tokens": input + output}}})
+}
+
+// Error adds an error event as the API sends it: the code and the
+// message nested in an error object.
+func (r *Responses) Error(at time.Duration, code, msg string) *Responses {
+	return r.add(at, "error", map[string]any{"error": map[string]any{"type": code, "code": code, "message": msg, "param": nil}})
+}
+
+// FailedCode adds response.failed whose error has a code.
+func (r *Responses) FailedCode(at time.Duration, code, msg string) *Responses {
+	return r.add(at, "response.failed", map[string]any{"response": map[string]any{"id": r.id(), "status": "failed",
+		"error": map[string]string{"code": code, "message": msg}}})
+}
+
 // Steps returns the schedule.
 func (r *Responses) Steps() []Step { return append([]Step(nil), r.steps...) }
