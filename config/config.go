@@ -189,6 +189,10 @@ type Target struct {
 	Resolve       string `toml:"resolve"`
 	SourceAddress string `toml:"source_address"`
 	Proxy         string `toml:"proxy"`
+	// InlineThink (default true) reads a leading <think>...</think> block
+	// of the visible text as reasoning, not as the answer (see
+	// docs/dialects.md "Definitions").
+	InlineThink *bool `toml:"inline_think"`
 	// OAuth2, when set, gets the target's bearer token by the OAuth2
 	// client-credentials grant, cached and fetched again before it
 	// expires.

@@ -147,11 +147,23 @@ func TestWrongTypeNamesNoGoType(t *testing.T) {
 		`stale_headers = "x"`:    "target[0].stale_headers: a string where a list of strings belongs",
 		`drop_at = "soon"`:       `target[0].drop_at: "soon" is not a duration (want e.g. "30s", "1m")`,
 		`resume_on_drop = 1`:     "target[0].resume_on_drop: an integer where true or false belongs",
+		`inline_think = "off"`:   "target[0].inline_think: a string where true or false belongs",
 	} {
 		_, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n"+value+"\n"), env(nil))
 		if err == nil || err.Error() != "p.toml:4: "+want {
 			t.Errorf("%s: got %v, want %s", value, err, want)
 		}
+	}
+}
+
+// inline_think is on unless a target says false.
+func TestInlineThink(t *testing.T) {
+	c, err := Parse("p.toml", []byte("[[target]]\nname = \"a\"\nurl = \"http://x\"\n[[target]]\nname = \"b\"\nurl = \"http://x\"\ninline_think = false\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Targets[0].InlineThink != nil || c.Targets[1].InlineThink == nil || *c.Targets[1].InlineThink {
+		t.Errorf("inline_think: %v, %v", c.Targets[0].InlineThink, c.Targets[1].InlineThink)
 	}
 }
 

@@ -38,7 +38,7 @@ type onceFlags struct {
 	drill, staleID, ids, errorEvent, resetEvent string
 	staleHeaders                                headerFlags
 	dropAfter, rewind, maxReconnects            int
-	noResume                                    bool
+	noResume, noInlineThink                     bool
 	dropAt, away                                time.Duration
 }
 
@@ -58,7 +58,7 @@ var onceKeys = map[string]string{
 	"target[0].stale_id": "-stale-id", "target[0].ids": "-ids", "target[0].error_event": "-error-event",
 	"target[0].reset_event": "-reset-event", "target[0].stale_headers": "-stale-header",
 	"target[0].resume_on_drop": "-no-resume", "target[0].max_reconnects": "-max-reconnects",
-	"target[0].tool": "-tool",
+	"target[0].tool": "-tool", "target[0].inline_think": "-no-inline-think",
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
@@ -99,6 +99,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.staleHeaders, "stale-header", "stale drill: response header that answers a stale id: 'Name' (names the position the server resumed from; any value but the id sent answers) or 'Name: value' (repeatable; default Last-Event-ID and Mercure-Last-Event-ID)")
 	fs.BoolVar(&f.noResume, "no-resume", false, "end the run as upstream_error when the server drops the stream, instead of resuming it (sse with ids, openai-responses)")
 	fs.IntVar(&f.maxReconnects, "max-reconnects", resumeclient.DefaultMaxReconnects, "reconnects one run may make after drops by the server")
+	fs.BoolVar(&f.noInlineThink, "no-inline-think", false, "measure a leading <think>...</think> block of the visible text as the answer, not as reasoning (the target key inline_think = false)")
 }
 
 // config turns the flags into a config of one target, checked as a file
@@ -126,13 +127,13 @@ func (f *onceFlags) config(getenv func(string) string) (*config.Config, error) {
 // target is the config target the flags describe, or the error of a flag
 // whose text does not parse.
 func (f *onceFlags) target() (config.Target, error) {
-	endData, resume := f.endData, !f.noResume
+	endData, resume, think := f.endData, !f.noResume, !f.noInlineThink
 	t := config.Target{Name: f.name, Builtin: f.builtin, Dialect: f.dialect, Method: f.method, Model: f.model,
 		BearerEnv: f.bearerEnv, CancelAfter: f.cancelAfter, MaxStream: config.Duration{Duration: f.timeout}, MaxEventSize: f.maxEvent,
 		MaxChunks: f.maxChunks, EndEvent: f.endEvent, EndData: &endData, InsecureSkipVerify: f.insecure, HTTP2: f.http2,
 		DropAfter: f.dropAfter, DropAt: config.Duration{Duration: f.dropAt}, Away: config.Duration{Duration: f.away}, Rewind: f.rewind, StaleID: f.staleID, IDs: f.ids,
 		ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent, StaleHeaders: f.staleHeaders,
-		ResumeOnDrop: &resume, MaxReconnects: f.maxReconnects}
+		ResumeOnDrop: &resume, MaxReconnects: f.maxReconnects, InlineThink: &think}
 	if t.IDs == "" {
 		t.IDs = config.IDsInt // the dialect's default, as a file's target takes it
 		if slices.Contains(dialect.OpaqueIDDialects(), t.Dialect) {

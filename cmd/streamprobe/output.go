@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/textgate"
 )
@@ -28,11 +29,21 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 	if r.Error != "" {
 		fmt.Fprintf(&b, "  error            %s\n", r.Error)
 	}
+	if f := r.FinishReason; f != dialect.FinishNone && f != dialect.FinishStop {
+		fmt.Fprintf(&b, "  finish           %s\n", f) // a stop is every answer's: said only in the JSON
+	}
 	fmt.Fprintf(&b, "  request_id       %s\n", r.RequestID)
 	row := func(name string, v *float64) { fmt.Fprintf(&b, "  %-16s %s\n", name, msText(v)) }
 	row("headers", r.HeadersMs)
 	row("first event", r.FirstEventMs)
 	row("first effective", r.FirstEffectiveMs)
+	if rs := r.Reasoning; rs != nil {
+		inline := ""
+		if rs.Inline {
+			inline = " (an inline <think> block)"
+		}
+		fmt.Fprintf(&b, "  %-16s %d event(s), %s to %s%s\n", "reasoning", rs.Chunks, msText(rs.FirstMs), msText(rs.LastMs), inline)
+	}
 	row("TFC", r.TFCMs)
 	fmt.Fprintf(&b, "  %-16s %d (events %d, comments %d, truncated %d, %d bytes)\n", "chunks", r.Chunks, r.Events, r.Comments, r.Truncated, r.Bytes)
 	if r.Gaps.Count > 0 {

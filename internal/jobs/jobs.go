@@ -212,7 +212,8 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	}
 	t := dialect.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h, Body: ct.Body,
 		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,
-		InsecureSkipVerify: ct.InsecureSkipVerify, NoResume: ct.ResumeOnDrop != nil && !*ct.ResumeOnDrop, KeepAlive: ct.KeepAlive, HTTP2: ct.HTTP2, MaxChunks: ct.MaxChunks}
+		InsecureSkipVerify: ct.InsecureSkipVerify, NoResume: ct.ResumeOnDrop != nil && !*ct.ResumeOnDrop, KeepAlive: ct.KeepAlive, HTTP2: ct.HTTP2, MaxChunks: ct.MaxChunks,
+		NoInlineThink: ct.InlineThink != nil && !*ct.InlineThink}
 	if ct.EndData != nil {
 		t.EndData = *ct.EndData
 	}
