@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -591,4 +594,61 @@ func runChunks(t *testing.T, n int) probe.Record {
 	defer cancel()
 	return probe.Run(ctx, dialect.Target{Name: "t", URL: srv.URL, Dialect: "sse", EndData: "[DONE]"},
 		probe.Options{Sample: dialect.Samples["long"]}).Record
+}
+
+// A refused run (here Anthropic's stop_reason refusal) is its own outcome
+// everywhere the daemon shows one: its runs_total series (which is there
+// from 0 on: deploy's TestEveryOutcomeSeriesStartsAtZero),
+// runs_failed_total, the log at warn, and the status page's row, red,
+// with the refusal named.
+func TestRefusedRunInMetricsLogAndStatusPage(t *testing.T) {
+	a := &refserver.Anthropic{}
+	a.MessageStart(10*time.Millisecond, 18).MessageDeltaUsage(20*time.Millisecond, "refusal", 18, 5).Stop(30 * time.Millisecond)
+	srv := refserver.NewServer(a.Steps())
+	defer srv.Close()
+	addr := freeAddr(t)
+	d, logs := testDaemon(t, fmt.Sprintf(`region = "eu"
+host = "h1"
+listen = %q
+[[target]]
+name = "claude"
+url = %q
+dialect = "anthropic-messages"
+samples = ["short"]
+every = "1h"
+jitter = "0s"
+`, addr, srv.URL), nil)
+	series := `streamprobe_runs_total{region="eu",host="h1",target="claude",sample="short",dialect="anthropic-messages",drill="none",outcome="refused"}`
+	stop := runDaemon(t, d, nil)
+	defer stop()
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	var page string
+	waitFor(t, "the refused run on the status page", 30*time.Second, func() bool {
+		resp, err := hc.Get("http://" + addr + "/")
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page = string(b)
+		return strings.Contains(page, `class="run"`)
+	})
+	if !regexp.MustCompile(`<td class="over">refused</td>`).MatchString(page) || !strings.Contains(page, html.EscapeString("refused: the model declined to answer (stop_reason refusal)")) {
+		t.Errorf("status page: no red refused row naming the refusal in\n%s", page)
+	}
+	resp, err := hc.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{series + " 1\n",
+		`streamprobe_runs_failed_total{region="eu",host="h1",target="claude",sample="short",dialect="anthropic-messages",drill="none"} 1` + "\n"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if !strings.Contains(logs.String(), `"level":"WARN","msg":"run"`) || !strings.Contains(logs.String(), `"outcome":"refused"`) {
+		t.Errorf("log: no warning for the refused run in\n%s", logs.String())
+	}
 }

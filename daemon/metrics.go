@@ -399,7 +399,7 @@ func (m *Metrics) seriesLocked(target, sample, dialect, drill string) *jobSeries
 	if drill != probe.DrillNone {
 		s.verdictFailed = s.gauge(m.Set, metricnames.ResumeLastFailed+"{"+l+"}")
 	}
-	for _, o := range []probe.Outcome{probe.Success, probe.ClientCancelled, probe.UpstreamError, probe.Timeout, probe.ProtocolError} {
+	for _, o := range probe.Outcomes {
 		// Every outcome exists from the first run on, so rate() and
 		// increase() see a counter start at 0, not appear at 1.
 		s.counter(m.Set, fmt.Sprintf(`%s{%s,outcome=%q}`, metricnames.Runs, l, o))

@@ -60,6 +60,21 @@ func TestRulesReadSeriesTheDaemonExports(t *testing.T) {
 	}
 }
 
+// Every outcome's streamprobe_runs_total series of every job is there at
+// 0 before a run ends so: increase() in a rule (StreamprobeRefusals) sees
+// the first one as a step from 0, not as a series that appears at 1.
+func TestEveryOutcomeSeriesStartsAtZero(t *testing.T) {
+	out := daemonSeries(t)
+	for _, sample := range []string{"short", "long", "cancel"} {
+		for _, o := range probe.Outcomes {
+			line := `streamprobe_runs_total{region="eu",host="h1",target="api",sample="` + sample + `",dialect="sse",drill="none",outcome="` + string(o) + `"} 0`
+			if !strings.Contains(out, line+"\n") {
+				t.Errorf("missing %s", line)
+			}
+		}
+	}
+}
+
 // streamprobe_runs_failed_total counts exactly the runs that are not
 // Record.Intended, the rule of check: a cancel sample that never
 // cancelled fails, one that cancelled after a chunk does not; a 404

@@ -124,8 +124,8 @@ func bufferingText(b *BufferingCell, ce *Cell) (string, string) {
 // outcomesText counts the runs of each outcome.
 func outcomesText(o *OutcomesCell, ce *Cell) (string, string) {
 	var parts []string
-	for _, name := range []string{"success", "client_cancelled", "upstream_error", "timeout", "protocol_error"} {
-		if n := o.Counts[name]; n > 0 {
+	for _, name := range probe.Outcomes {
+		if n := o.Counts[string(name)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", name, n))
 		}
 	}

@@ -356,9 +356,7 @@ type way struct {
 // outside 100..599 is -1 (0 stays: no response).
 func wayOf(rec probe.Record) way {
 	w := way{string(rec.Outcome), rec.HTTPStatus}
-	switch rec.Outcome {
-	case probe.Success, probe.ClientCancelled, probe.UpstreamError, probe.Timeout, probe.ProtocolError:
-	default:
+	if !slices.Contains(probe.Outcomes, rec.Outcome) {
 		w.outcome = "other"
 	}
 	if w.status != 0 && (w.status < 100 || w.status > 599) {
