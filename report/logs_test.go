@@ -303,3 +303,30 @@ func TestQueryErrorShowsNoCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A refused run read back from a results log keeps its outcome and
+// finish reason (as the daemon wrote them) and reddens the report's
+// outcomes row, named.
+func TestLogsRefusedRuns(t *testing.T) {
+	dir := t.TempDir()
+	ok, refused := rec("api", "short", 1, 400), rec("api", "short", 2, 400)
+	refused.Outcome, refused.FinishReason = probe.Refused, dialect.FinishContentFilter
+	refused.Error = "refused: the provider's filter stopped the answer (finishReason SAFETY)"
+	writeLog(t, filepath.Join(dir, "eu.jsonl"), "eu", ok, refused)
+	l, err := ReadLogs(context.Background(), []LogFile{{Path: filepath.Join(dir, "eu.jsonl")}}, Filter{Since: day, Until: day.Add(24 * time.Hour)})
+	if err != nil || l.Kept != 2 {
+		t.Fatalf("kept %v, %v", l, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "eu.jsonl"))
+	if !strings.Contains(string(b), `"outcome":"refused"`) || !strings.Contains(string(b), `"finish_reason":"content_filter"`) {
+		t.Fatalf("the log line: %s", b)
+	}
+	cards := l.Cards(budgets)
+	if len(cards) == 0 || cards[0].Pass {
+		t.Fatalf("%d cards, the first passes: a refused run must fail it", len(cards))
+	}
+	out := cards[0].Text(false, 0)
+	if !strings.Contains(out, "success 1, refused 1") || !strings.Contains(out, "finishReason SAFETY") {
+		t.Errorf("the report does not show the refused run:\n%s", out)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -141,5 +142,23 @@ func TestBuildLeavesTheCallersSlicesAlone(t *testing.T) {
 	classes[0].Runs, classes[0].Sample, lines[0].Failed = 99, "changed", true
 	if c.runsText(0) != "runs: short 1" || c.Drills[0].Failed {
 		t.Errorf("the card follows the caller's slices: %q, drill failed %v", c.runsText(0), c.Drills[0].Failed)
+	}
+}
+
+// A refused run is counted by its outcome, turns the outcomes row red and
+// is the class's failing run, named with the refusal: check and report do
+// not show a refused run as an empty success.
+func TestRefusedRunsAreCountedAndRed(t *testing.T) {
+	ok := run("short", 0, probe.Success, []float64{100, 140, 180}, nil, 0)
+	refused := Run{Record: probe.Record{Target: "api", Sample: "short", Outcome: probe.Refused, RequestID: "r-refused",
+		Error: "refused: the model declined to answer (stop_reason refusal)", FinishReason: dialect.FinishRefusal}}
+	c := Build("api", []string{"short"}, map[string][]Run{"short": {ok, refused}}, nil, nil)
+	ce := c.cell(RowOutcomes, "short")
+	if !ce.Over || ce.Outcomes.Counts["refused"] != 1 || c.Pass {
+		t.Fatalf("outcomes cell %+v (pass %v): want refused counted, red", ce.Outcomes, c.Pass)
+	}
+	out := c.Text(false, 2)
+	if !strings.Contains(out, "success 1, refused 1") || !strings.Contains(out, "refused: the model declined to answer (stop_reason refusal)") {
+		t.Errorf("the card does not show the refused run:\n%s", out)
 	}
 }
