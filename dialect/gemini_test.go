@@ -184,14 +184,25 @@ func TestGeminiLateErrorBody(t *testing.T) {
 // image are effective output; the tool's result (the server's) is not.
 func TestGeminiCodeAndImage(t *testing.T) {
 	t.Parallel()
-	g := &refserver.Gemini{}
-	g.CodeResult(at(10), "28").Code(at(20), "print(sum([2, 3, 5, 7, 11]))").Text(at(40), "The sum is 28.").
-		Image(at(50)).Finish(at(60), "", "STOP", 21, 126, 95)
-	res, srv, conn := play(t, g.Steps(), dialect.Target{Dialect: "gemini", Model: "m"})
-	rec, tl := res.Record, res.Timeline
-	wantOutcome(t, rec, probe.Success, dialect.FinishStop, "")
-	reftest.Milestone(t, "first_effective_ms (executableCode)", rec.FirstEffectiveMs, tl.Start, srv, conn, 1, tl.FirstEffective)
-	if rec.Chunks != 1 || rec.Reasoning != nil {
-		t.Errorf("chunks %d reasoning %+v", rec.Chunks, rec.Reasoning)
+	// Each in a stream with no text, so that the first effective output
+	// is there or absent, whatever the timing.
+	code := &refserver.Gemini{}
+	code.CodeResult(at(10), "28").Code(at(20), "print(sum([2, 3, 5, 7, 11]))").Finish(at(40), "", "STOP", 21, 126, 95)
+	image := &refserver.Gemini{}
+	image.CodeResult(at(10), "28").Image(at(20)).Finish(at(40), "", "STOP", 21, 1307, 0)
+	result := &refserver.Gemini{}
+	result.CodeResult(at(10), "28").Finish(at(40), "", "STOP", 21, 1, 0)
+	for _, g := range []*refserver.Gemini{code, image} {
+		res, srv, conn := play(t, g.Steps(), dialect.Target{Dialect: "gemini", Model: "m"})
+		rec, tl := res.Record, res.Timeline
+		wantOutcome(t, rec, probe.Success, dialect.FinishStop, "")
+		reftest.Milestone(t, "first_effective_ms (executableCode, inlineData)", rec.FirstEffectiveMs, tl.Start, srv, conn, 1, tl.FirstEffective)
+		if rec.Chunks != 0 || rec.Reasoning != nil {
+			t.Errorf("chunks %d reasoning %+v", rec.Chunks, rec.Reasoning)
+		}
+	}
+	res, _, _ := play(t, result.Steps(), dialect.Target{Dialect: "gemini", Model: "m"})
+	if res.Record.FirstEffectiveMs != nil {
+		t.Errorf("first_effective_ms %v: a codeExecutionResult is the server's output, not the model's", *res.Record.FirstEffectiveMs)
 	}
 }
