@@ -90,8 +90,8 @@ func TestEchoedKeyNeverLeaksFromTheDaemon(t *testing.T) {
 		srv.Start()
 		t.Cleanup(srv.Close)
 		pad := dialect.MaxMessage - len(key) + 2*i - 4 // the key straddles the cut
-		cfg += fmt.Sprintf("[[target]]\nname = \"echo-%d\"\nurl = \"%s/v1?pad=%d\"\ndialect = %q\nbearer_env = \"TEST_KEY\"\nsamples = [\"short\"]\nevery = \"300ms\"\njitter = \"0s\"\n",
-			i, srv.URL, pad, strings.TrimSuffix(echo, "-failed"))
+		cfg += fmt.Sprintf("[[target]]\nname = \"echo-%d\"\nurl = \"%s/v1?pad=%d\"\ndialect = %q\nmodel = \"m\"\nbearer_env = \"TEST_KEY\"\nsamples = [\"short\"]\nevery = \"300ms\"\njitter = \"0s\"\n",
+			i, srv.URL, pad, refserver.EchoKeyDialect(echo))
 	}
 	d, logs := testDaemon(t, cfg, map[string]string{"TEST_KEY": key})
 	ctx, stop := context.WithCancel(context.Background())
@@ -107,7 +107,7 @@ func TestEchoedKeyNeverLeaksFromTheDaemon(t *testing.T) {
 				return false
 			}
 		}
-		return strings.Count(string(b), "error event in the stream") >= len(refserver.EchoKeyDialects)
+		return strings.Count(string(b), `"outcome":"upstream_error"`) >= len(refserver.EchoKeyDialects)
 	})
 	var metricsOut bytes.Buffer
 	d.Metrics.Set.WritePrometheus(&metricsOut)

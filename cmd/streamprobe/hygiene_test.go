@@ -25,19 +25,19 @@ func TestOnceNeverShowsAnEchoedKey(t *testing.T) {
 		srv.ScheduleFor = refserver.EchoKey(echo)
 		srv.Start()
 		t.Cleanup(srv.Close)
-		name := strings.TrimSuffix(echo, "-failed")
+		name := refserver.EchoKeyDialect(echo)
 		keyFlag := []string{"-bearer-env", "STREAMPROBE_TEST_KEY"}
 		if name == "anthropic-messages" {
 			keyFlag = []string{"-header-env", "X-Api-Key: STREAMPROBE_TEST_KEY"}
 		}
 		for pad := dialect.MaxMessage - len(key) - 4; pad <= dialect.MaxMessage; pad += 2 {
 			for _, asJSON := range []bool{false, true} {
-				args := append([]string{"once", "-url", fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad), "-dialect", name}, keyFlag...)
+				args := append([]string{"once", "-url", fmt.Sprintf("%s/v1?pad=%d", srv.URL, pad), "-dialect", name, "-model", "m"}, keyFlag...)
 				if asJSON {
 					args = append(args, "-json")
 				}
 				code, stdout, stderr := runCmd(t, args...)
-				if code != exitFail || !strings.Contains(stdout, "error event in the stream") {
+				if code != exitFail || !strings.Contains(stdout, "upstream_error") {
 					t.Fatalf("%s pad %d: exit %d, the server did not answer as planned:\n%s%s", echo, pad, code, stdout, stderr)
 				}
 				if p := leak.Prefix(stdout+stderr, key); p != "" {

@@ -10,7 +10,17 @@ import (
 
 // EchoKeyDialects are the wire formats EchoKey can answer in: a provider's
 // error inside the stream.
-var EchoKeyDialects = []string{"openai-chat", "anthropic-messages", "openai-responses", "openai-responses-failed"}
+var EchoKeyDialects = []string{"openai-chat", "anthropic-messages", "openai-responses", "openai-responses-failed",
+	"openai-responses-nested", "gemini-after-last-event"}
+
+// EchoKeyDialect is the dialect an EchoKey variant answers in
+// ("openai-responses-failed" is openai-responses).
+func EchoKeyDialect(echo string) string {
+	for _, suffix := range []string{"-failed", "-nested", "-after-last-event"} {
+		echo = strings.TrimSuffix(echo, suffix)
+	}
+	return echo
+}
 
 // EchoKey returns a ScheduleFor that answers every request with one error
 // event in dialect's wire format (one of EchoKeyDialects) whose message
@@ -40,6 +50,12 @@ func EchoKey(dialect string) func(r *http.Request, body []byte) []Step {
 		case "openai-responses":
 			typ = "error"
 			ev = map[string]any{"type": typ, "sequence_number": 0, "message": msg}
+		case "openai-responses-nested": // the error object, its code quoting the key too
+			typ = "error"
+			ev = map[string]any{"type": typ, "sequence_number": 0, "error": map[string]any{"code": key, "message": msg}}
+		case "gemini-after-last-event": // Google's error object after the last event, not as one
+			b, _ := json.MarshalIndent(map[string]any{"error": map[string]any{"code": 400, "status": "INVALID_ARGUMENT", "message": msg}}, "", "  ")
+			return []Step{{Data: `{"candidates":[{"content":{"parts":[{"text":"a"}]},"finishReason":"STOP"}]}`}, {Raw: string(b) + "\n\n"}}
 		default: // openai-responses-failed
 			typ = "response.failed"
 			ev = map[string]any{"type": typ, "sequence_number": 0, "response": map[string]any{"id": "resp_echo", "error": map[string]string{"message": msg}}}
