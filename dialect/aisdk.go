@@ -81,7 +81,7 @@ func (aiSDKUI) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	case p.typ.is("tool-input-available"), p.typ.is("file"):
 		c.Kind = Effective
 	case p.typ.is("finish"):
-		c.Finish = aiSDKFinish(p.finishReason)
+		c.Finish = finishOf(p.finishReason, aiSDKFinishes)
 		if c.Finish == FinishContentFilter {
 			c.Message = "finishReason content-filter"
 		}
@@ -94,25 +94,6 @@ func (aiSDKUI) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 		c.Kind, c.Message = Failed, "abort part: the server aborted the answer"
 	}
 	return c, nil
-}
-
-// aiSDKFinish maps the finish part's finishReason.
-func aiSDKFinish(r jstr) Finish {
-	switch {
-	case r.empty():
-		return FinishNone
-	case r.is("stop"):
-		return FinishStop
-	case r.is("length"):
-		return FinishLength
-	case r.is("tool-calls"):
-		return FinishToolCalls
-	case r.is("content-filter"):
-		return FinishContentFilter
-	case r.is("error"):
-		return FinishError
-	}
-	return FinishOther
 }
 
 // aiSDKChunk is what the probe reads of a UI message stream part, with

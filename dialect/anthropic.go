@@ -76,7 +76,10 @@ func (anthropicMessages) Decode(t Target, ev *resumeclient.Event) (Chunk, error)
 			c.Usage, c.HasUsage = Tokens{Prompt: int(e.usage.in), Completion: int(e.usage.out)}, true
 		}
 		if e.delta.set {
-			c.Finish, c.Message = anthropicFinish(e.delta.stopReason)
+			c.Finish = finishOf(e.delta.stopReason, anthropicFinishes)
+		}
+		if c.Finish == FinishRefusal {
+			c.Message = "stop_reason refusal"
 		}
 	case "message_stop":
 		c.Kind = End
@@ -105,23 +108,6 @@ func (d *anthropicDelta) classify(c *Chunk) {
 	case d.typ.is("input_json_delta") && d.partialJSON:
 		c.Kind = Effective
 	}
-}
-
-// anthropicFinish maps a stop_reason, and names a refusal.
-func anthropicFinish(r jstr) (Finish, string) {
-	switch {
-	case r.empty():
-		return FinishNone, ""
-	case r.is("end_turn"), r.is("stop_sequence"):
-		return FinishStop, ""
-	case r.is("max_tokens"), r.is("model_context_window_exceeded"):
-		return FinishLength, ""
-	case r.is("tool_use"):
-		return FinishToolCalls, ""
-	case r.is("refusal"):
-		return FinishRefusal, "stop_reason refusal"
-	}
-	return FinishOther, ""
 }
 
 // anthropicEvent is what the probe reads of a Messages API event, with

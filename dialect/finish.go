@@ -56,3 +56,35 @@ func (f *Finish) UnmarshalText(b []byte) error {
 	}
 	return nil
 }
+
+// finishName is one of a dialect's finish reasons, and what it is.
+type finishName struct {
+	name string
+	f    Finish
+}
+
+// finishOf maps a dialect's finish reason by its table: none when the
+// stream sent none, other when the table does not know it.
+func finishOf(r jstr, table []finishName) Finish {
+	if r.empty() {
+		return FinishNone
+	}
+	for _, n := range table {
+		if r.is(n.name) {
+			return n.f
+		}
+	}
+	return FinishOther
+}
+
+// The dialects' finish reasons (Gemini's are in gemini.go, with the
+// messages they need).
+var (
+	chatFinishes = []finishName{{"stop", FinishStop}, {"length", FinishLength}, {"tool_calls", FinishToolCalls},
+		{"function_call", FinishToolCalls}, {"content_filter", FinishContentFilter}, {"refusal", FinishRefusal}}
+	anthropicFinishes = []finishName{{"end_turn", FinishStop}, {"stop_sequence", FinishStop}, {"max_tokens", FinishLength},
+		{"model_context_window_exceeded", FinishLength}, {"tool_use", FinishToolCalls}, {"refusal", FinishRefusal}}
+	ollamaFinishes = []finishName{{"stop", FinishStop}, {"length", FinishLength}}
+	aiSDKFinishes  = []finishName{{"stop", FinishStop}, {"length", FinishLength}, {"tool-calls", FinishToolCalls},
+		{"content-filter", FinishContentFilter}, {"error", FinishError}}
+)

@@ -73,7 +73,7 @@ func (ollama) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	case !l.err.empty():
 		out.Kind, out.Message = Failed, boundMessage(t, string(l.err.value()))
 	case l.done:
-		out.Kind, out.Finish = End, ollamaFinish(l.doneReason)
+		out.Kind, out.Finish = End, finishOf(l.doneReason, ollamaFinishes)
 		out.Usage, out.HasUsage = Tokens{Prompt: int(l.prompt), Completion: int(l.eval)}, true
 	case !m.content.empty():
 		out.Kind, out.Content = Text, content(m.content)
@@ -85,20 +85,6 @@ func (ollama) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 		out.Kind = Effective
 	}
 	return out, nil
-}
-
-// ollamaFinish maps a done_reason (stop, length; load and unload answer
-// a request with no prompt).
-func ollamaFinish(r jstr) Finish {
-	switch {
-	case r.empty():
-		return FinishNone
-	case r.is("stop"):
-		return FinishStop
-	case r.is("length"):
-		return FinishLength
-	}
-	return FinishOther
 }
 
 // ollamaLine is what the probe reads of one line of /api/chat (or

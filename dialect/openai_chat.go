@@ -84,7 +84,7 @@ type chatSeen struct {
 }
 
 func (s *chatSeen) add(ch *chatChoice) {
-	if f := chatFinish(ch.finish); f != FinishNone {
+	if f := finishOf(ch.finish, chatFinishes); f != FinishNone {
 		s.finish = f
 	}
 	if ch.content.text && !s.hasText {
@@ -118,25 +118,6 @@ func (s *chatSeen) chunk(out *Chunk) {
 	if s.finish == FinishContentFilter && out.Message == "" {
 		out.Message = "finish_reason content_filter"
 	}
-}
-
-// chatFinish maps a finish_reason.
-func chatFinish(r jstr) Finish {
-	switch {
-	case r.empty():
-		return FinishNone
-	case r.is("stop"):
-		return FinishStop
-	case r.is("length"):
-		return FinishLength
-	case r.is("tool_calls"), r.is("function_call"):
-		return FinishToolCalls
-	case r.is("content_filter"):
-		return FinishContentFilter
-	case r.is("refusal"):
-		return FinishRefusal
-	}
-	return FinishOther
 }
 
 // chatChunk is what the probe reads of a chat.completion.chunk, with
