@@ -53,9 +53,11 @@ type Target struct {
 	// text is then all the answer's.
 	NoInlineThink bool
 	// Net is how the target's connections are made (IP family, a fixed
-	// address, the source address, the proxy); the zero value is the
-	// system's way: DNS, either family, the environment's proxy.
-	Net Network
+	// address, the source address, the proxy); nil is the system's way:
+	// DNS, either family, the environment's proxy. A pointer: few targets
+	// set one, and a run keeps a copy of its target for as long as its
+	// stream lasts (probe's run stays in the 1536 B size class).
+	Net *Network
 }
 
 // Network is the network path of a target's connections, applied by a
@@ -78,7 +80,8 @@ type Network struct {
 }
 
 // Set reports whether n asks for anything but the system's way: a run
-// then records the address it connected to (Record.RemoteAddr).
-func (n Network) Set() bool {
-	return n.IPVersion != "" || n.Resolve != "" || n.SourceAddr != "" || n.Proxy != nil || n.NoProxy
+// then records the address it connected to (Record.RemoteAddr). A nil n
+// asks for nothing.
+func (n *Network) Set() bool {
+	return n != nil && (n.IPVersion != "" || n.Resolve != "" || n.SourceAddr != "" || n.Proxy != nil || n.NoProxy)
 }

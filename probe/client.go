@@ -64,13 +64,16 @@ const MaxResponseHeader = 1 << 20
 // each the system's way.
 func netPath(t dialect.Target) (func(ctx context.Context, network, addr string) (net.Conn, error), func(*http.Request) (*url.URL, error)) {
 	var proxy func(*http.Request) (*url.URL, error)
-	switch n := t.Net; {
+	if !t.Net.Set() {
+		return nil, nil
+	}
+	n := *t.Net
+	switch {
 	case n.NoProxy:
 		proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
 	case n.Proxy != nil:
 		proxy = http.ProxyURL(n.Proxy)
 	}
-	n := t.Net
 	if n.IPVersion == "" && n.Resolve == "" && n.SourceAddr == "" {
 		return nil, proxy
 	}

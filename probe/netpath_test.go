@@ -98,7 +98,7 @@ func TestIPVersion(t *testing.T) {
 	v4, _ := streamServer(t, "tcp4", false)
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
-			tg := dialect.Target{Name: "t", URL: v6.URL, Dialect: "sse", EndData: "[DONE]", KeepAlive: tr.keepAlive, Net: dialect.Network{IPVersion: "6"}}
+			tg := dialect.Target{Name: "t", URL: v6.URL, Dialect: "sse", EndData: "[DONE]", KeepAlive: tr.keepAlive, Net: &dialect.Network{IPVersion: "6"}}
 			r := runOnce(t, tg)
 			peer, _, _ := s6.last()
 			if r.Outcome != Success || !strings.HasPrefix(peer, "[::1]:") {
@@ -135,7 +135,7 @@ func TestResolveFixedAddress(t *testing.T) {
 		for _, tr := range transports {
 			t.Run(scheme+" "+tr.name, func(t *testing.T) {
 				tg := dialect.Target{Name: "t", URL: scheme + "://" + name + ":" + port + "/", Dialect: "sse", EndData: "[DONE]",
-					KeepAlive: tr.keepAlive, InsecureSkipVerify: tlsOn, Net: dialect.Network{Resolve: "127.0.0.1"}}
+					KeepAlive: tr.keepAlive, InsecureSkipVerify: tlsOn, Net: &dialect.Network{Resolve: "127.0.0.1"}}
 				r := runOnce(t, tg)
 				if r.Outcome != Success {
 					t.Fatalf("%s %s", r.Outcome, r.Error)
@@ -158,7 +158,7 @@ func TestSourceAddress(t *testing.T) {
 	ts, s := streamServer(t, "tcp4", false)
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
-			tg := dialect.Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", KeepAlive: tr.keepAlive, Net: dialect.Network{SourceAddr: "127.0.0.2"}}
+			tg := dialect.Target{Name: "t", URL: ts.URL, Dialect: "sse", EndData: "[DONE]", KeepAlive: tr.keepAlive, Net: &dialect.Network{SourceAddr: "127.0.0.2"}}
 			r := runOnce(t, tg)
 			peer, _, _ := s.last()
 			if r.Outcome != Success || !strings.HasPrefix(peer, "127.0.0.2:") {
@@ -192,7 +192,7 @@ func TestProxyPerTarget(t *testing.T) {
 			mu.Lock()
 			proxied = nil
 			mu.Unlock()
-			tg := dialect.Target{Name: "t", URL: ts.URL + "/events", Dialect: "sse", EndData: "[DONE]", KeepAlive: tr.keepAlive, Net: dialect.Network{Proxy: pu}}
+			tg := dialect.Target{Name: "t", URL: ts.URL + "/events", Dialect: "sse", EndData: "[DONE]", KeepAlive: tr.keepAlive, Net: &dialect.Network{Proxy: pu}}
 			r := runOnce(t, tg)
 			mu.Lock()
 			n := len(proxied)
@@ -200,7 +200,7 @@ func TestProxyPerTarget(t *testing.T) {
 			if r.Outcome != Success || n != 1 || r.RemoteAddr != pu.Host {
 				t.Fatalf("%s %s: %d request(s) through the proxy, remote_addr %q (proxy %s)", r.Outcome, r.Error, n, r.RemoteAddr, pu.Host)
 			}
-			tg.Net = dialect.Network{NoProxy: true}
+			tg.Net = &dialect.Network{NoProxy: true}
 			r = runOnce(t, tg)
 			peer, _, _ := s.last()
 			mu.Lock()

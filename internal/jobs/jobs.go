@@ -237,14 +237,17 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 }
 
 // network is the target's network path as the client takes it.
-func network(ct config.Target) dialect.Network {
-	n := dialect.Network{IPVersion: ct.IPFamily(), Resolve: ct.Resolve, SourceAddr: ct.SourceAddress}
+func network(ct config.Target) *dialect.Network {
+	n := &dialect.Network{IPVersion: ct.IPFamily(), Resolve: ct.Resolve, SourceAddr: ct.SourceAddress}
 	switch ct.Proxy {
 	case "":
 	case "none":
 		n.NoProxy = true
 	default:
 		n.Proxy, _ = url.Parse(ct.Proxy) // checked by config
+	}
+	if !n.Set() {
+		return nil
 	}
 	return n
 }
