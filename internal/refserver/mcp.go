@@ -572,6 +572,12 @@ func (m *MCP) play(w http.ResponseWriter, r *http.Request, st *mcpStream, from i
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	if st.fault == MCPCancelOnDrop && r.Method == http.MethodPost {
+		// However the answer ends before the call is done (a write that
+		// failed, the client gone), the call is cancelled; a call done
+		// is left as it is.
+		defer m.cancelOnDrop(st)
+	}
 	rc := http.NewResponseController(w)
 	every := cmpOr(m.PollEvery, 3)
 	retry := cmpOr(m.Retry, 50*time.Millisecond)
@@ -633,9 +639,6 @@ func (m *MCP) ended(r *http.Request, st *mcpStream, done bool, more <-chan struc
 	case <-more:
 		return false
 	case <-r.Context().Done():
-		if st.fault == MCPCancelOnDrop && r.Method == http.MethodPost {
-			m.cancelOnDrop(st)
-		}
 	case <-m.quit:
 	}
 	return true
