@@ -175,6 +175,9 @@ type Target struct {
 	// ([target.tool.short] name = "...", args = '{...}'); a sample with
 	// none calls the reference server's progress tool.
 	Tool map[string]ToolCall `toml:"tool"`
+	// MCPVersion pins the mcp dialect's protocol version (one of
+	// Names.MCPVersions); empty asks the server (server/discover).
+	MCPVersion string `toml:"mcp_version"`
 	// ResumeOnDrop (default true) resumes a stream the server dropped,
 	// for dialects that can resume; MaxReconnects bounds the reconnects
 	// of one run (default 5).
@@ -227,6 +230,9 @@ func (t *Target) IPFamily() string {
 type ToolCall struct {
 	Name string `toml:"name"`
 	Args string `toml:"args"`
+	// Task asks for the call to be made a task (MCP Tasks), where the
+	// server makes tasks: the run polls for its result.
+	Task bool `toml:"task"`
 }
 
 // Budget is the budget of one sample class: p95 budgets, and the largest
@@ -301,6 +307,8 @@ type Names struct {
 	// OpaqueIDs are the dialects whose ids are opaque unless the target
 	// says ids = "int" (MCP).
 	OpaqueIDs []string
+	// MCPVersions are the MCP protocol versions a target may pin.
+	MCPVersions []string
 }
 
 // Env is what a config is checked against besides its own text.

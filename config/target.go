@@ -276,6 +276,13 @@ func (c *Config) checkTools(t *Target, key func(string) string, names Names) []e
 			errs = append(errs, c.errAt(k+".args", "%v", err))
 		}
 	}
+	switch v := t.MCPVersion; {
+	case v == "":
+	case t.Dialect != "mcp":
+		errs = append(errs, c.errAt(key("mcp_version"), "mcp_version is for the mcp dialect (this target's is %s)", t.Dialect))
+	case !slices.Contains(names.MCPVersions, v):
+		errs = append(errs, c.errValue(key("mcp_version"), strconv.Quote(v), "want one of %s", strings.Join(names.MCPVersions, ", ")))
+	}
 	return errs
 }
 

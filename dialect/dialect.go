@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -98,6 +99,57 @@ type Chunk struct {
 	// for the inline reasoning block (Think); empty for the dialects
 	// whose text has none (sse, mcp).
 	Content Content
+	// Task, when set, is the state of the task the call was made (MCP
+	// Tasks): its handle, or a poll's answer. The engine polls it through
+	// the dialect's TaskPoller until a terminal status.
+	Task *TaskState
+}
+
+// TaskState is a task's state as one answer gave it.
+type TaskState struct {
+	// ID is the task's id, what a poll asks for (the server's string:
+	// shown only through the record's gate).
+	ID string
+	// Status is working, input_required, completed, failed or cancelled
+	// (scrubbed and bounded); Message the server's statusMessage.
+	Status, Message string
+	// Created is the task's createdAt: a new one for the same id means
+	// the work started over.
+	Created string
+	// Poll is the poll interval the server asked for; 0 none.
+	Poll time.Duration
+	// Handle marks the call's answer that made the task.
+	Handle bool
+	// NoResult marks a completed task whose answer carried no result: the
+	// result is asked for with the next poll (tasks/result).
+	NoResult bool
+}
+
+// TaskPoller is a dialect whose calls may be made tasks: PollTask is the
+// request that asks for the task's state after st (the nth poll), and
+// CancelTask asks the server to cancel it.
+type TaskPoller interface {
+	PollTask(t Target, req resumeclient.Request, st TaskState, n int) (resumeclient.Request, error)
+	CancelTask(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request, id string) error
+}
+
+// Unresumable is a dialect some of whose streams cannot be resumed by
+// design (MCP 2026-07-28): Unresumable says why, for the request the
+// session setup settled on, or "". A drill does not drop such a stream.
+type Unresumable interface {
+	Unresumable(req resumeclient.Request) string
+}
+
+// Versioner is a dialect that settles a protocol version with the server
+// (MCP): ProtocolVersion names it, for the record.
+type Versioner interface {
+	ProtocolVersion(req resumeclient.Request) string
+}
+
+// CloseCanceller is a Session dialect whose call, on the version settled,
+// is cancelled by closing its stream, not by a message (MCP 2026-07-28).
+type CloseCanceller interface {
+	CancelsByClose(req resumeclient.Request) bool
 }
 
 // Dialect turns a target and a sample into a request, and events into

@@ -41,10 +41,13 @@ const (
 )
 
 // ToolCall is the tool an MCP target calls for a sample, and its
-// arguments (a JSON object; nil sends {}).
+// arguments (a JSON object; nil sends {}). Task asks for the call to be
+// made a task (MCP Tasks), where the server makes tasks: the run then
+// polls for its result.
 type ToolCall struct {
 	Name string
 	Args json.RawMessage
+	Task bool
 }
 
 // DefaultMCPTools are the tool calls of the samples when a target names
@@ -90,10 +93,14 @@ func (mcpDialect) Request(t Target, s Sample, _ bool) (resumeclient.Request, err
 		if args == nil {
 			args = json.RawMessage(`{}`)
 		}
+		params := map[string]any{"name": tc.Name, "arguments": args, "_meta": map[string]any{"progressToken": mcpCallID(t)}}
+		if tc.Task {
+			// The 2025-11-25 shape; the session setup keeps it only for a
+			// server that makes tasks of tool calls so.
+			params["task"] = map[string]any{"ttl": mcpTaskTTL.Milliseconds()}
+		}
 		var err error
-		body, err = json.Marshal(mcpCall{JSONRPC: "2.0", ID: mcpCallID(t), Method: "tools/call", Params: map[string]any{
-			"name": tc.Name, "arguments": args, "_meta": map[string]any{"progressToken": mcpCallID(t)},
-		}})
+		body, err = json.Marshal(mcpCall{JSONRPC: "2.0", ID: mcpCallID(t), Method: "tools/call", Params: params})
 		if err != nil {
 			return resumeclient.Request{}, fmt.Errorf("mcp: encoding tools/call: %w", err)
 		}
@@ -145,7 +152,22 @@ func (mcpDialect) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if err := m.decode(ev.Data); err != nil {
 		return Chunk{}, err
 	}
+	if m.result.set && !m.err.set && m.ours(mcpCallID(t)) && (m.result.resultType.is("task") || m.result.task || !m.result.taskID.empty()) {
+		// A task: the call's handle, or a poll's answer.
+		return taskChunk(t, ev.Data)
+	}
 	return m.chunk(t), nil
+}
+
+// ours reports whether the message is a response to a request of the
+// run's: the call (its id is the run's) or one that followed it (the
+// run's id, a colon, the method and a number).
+func (m *mcpMessage) ours(callID string) bool {
+	if !m.idStr {
+		return false
+	}
+	v := m.id.value()
+	return string(v) == callID || len(v) > len(callID) && string(v[:len(callID)]) == callID && v[len(callID)] == ':'
 }
 
 // chunk classifies a decoded message for the call of t.
@@ -169,7 +191,7 @@ func (m *mcpMessage) chunk(t Target) Chunk {
 		return Chunk{Kind: Meta, Unrelated: true}
 	case !m.idSet:
 		return Chunk{Kind: Meta}
-	case (!m.idStr || !m.id.is(ours)) && !(m.idNull && m.err.set):
+	case !m.ours(ours) && !(m.idNull && m.err.set):
 		// A response to another request. An error with a null id (the
 		// server could not tell which request) is taken as the call's.
 		return Chunk{Kind: Meta, Foreign: true}
@@ -181,6 +203,10 @@ func (m *mcpMessage) chunk(t Target) Chunk {
 		return Chunk{Kind: Failed, Message: msg}
 	case m.result.set && m.result.isError:
 		return Chunk{Kind: Failed, Message: "the tool's result has isError: true"}
+	case m.result.set && m.result.resultType.is("input_required"):
+		return Chunk{Kind: Failed, Message: "the server asked for input (resultType input_required), which a probe cannot give"}
+	case m.result.set && !m.result.resultType.empty() && !m.result.resultType.is("complete"):
+		return Chunk{Kind: Failed, Message: fmt.Sprintf("a result of an unknown resultType %q", bounded(t, string(m.result.resultType.value()), MaxDetailID))}
 	case m.result.set:
 		return Chunk{Kind: Text, IsEnd: true}
 	}
@@ -207,6 +233,9 @@ type mcpMessage struct {
 	}
 	result struct {
 		set, isError bool
+		task         bool // a task field (the 2025-11-25 handle)
+		resultType   jstr
+		taskID       jstr
 	}
 	err errorObject
 }
@@ -214,7 +243,7 @@ type mcpMessage struct {
 var (
 	mcpFields  = []string{"id", "method", "params", "result", "error"}
 	mcpParams  = []string{"progressToken", "progress"}
-	mcpResults = []string{"isError"}
+	mcpResults = []string{"isError", "resultType", "task", "taskId"}
 )
 
 func (m *mcpMessage) decode(data []byte) error { return m.s.scan(data, m.message, "mcp", "message") }
@@ -241,8 +270,17 @@ func (m *mcpMessage) message() bool {
 			})
 		case 3:
 			r := &m.result
-			return pointer(s, r, &r.set, "", "result", mcpResults, func(int) bool {
-				return s.boolField(&r.isError, "result", "isError")
+			return pointer(s, r, &r.set, "", "result", mcpResults, func(k int) bool {
+				switch k {
+				case 0:
+					return s.boolField(&r.isError, "result", "isError")
+				case 1:
+					return s.strField(&r.resultType, "result", "resultType")
+				case 2:
+					return s.presentField(&r.task, "result", "task")
+				}
+				var isStr bool
+				return s.anyStr(&r.taskID, &isStr)
 			})
 		default:
 			return s.errorField(&m.err, "", "error")
@@ -254,11 +292,32 @@ func (m *mcpMessage) message() bool {
 // ErrSetup, named "mcp: ...".
 var errSetup error = setupError("mcp")
 
-// OpenSession sends initialize, checks the protocol version the server
-// answers, keeps its Mcp-Session-Id, and sends notifications/initialized.
+// OpenSession settles the protocol version: the target's mcp_version if
+// it pins one, else what server/discover says. On 2026-07-28 there is no
+// session: the call gets its _meta and headers (mcp_modern.go). Otherwise
+// it opens a 2025 session: initialize, the protocol version the server
+// answers, its Mcp-Session-Id, notifications/initialized.
 func (mcpDialect) OpenSession(ctx context.Context, c *resumeclient.Client, t Target, req *resumeclient.Request) error {
+	switch t.MCPVersion {
+	case MCPModernVersion:
+		return useModern(req, t, mcpServer{version: MCPModernVersion, tasks: true, tasks2025: true})
+	case "":
+		srv, modern, err := discover(ctx, c, t, *req)
+		if err != nil {
+			return err
+		}
+		if modern {
+			return useModern(req, t, srv)
+		}
+	}
+	return openSession(ctx, c, t, req)
+}
+
+// openSession opens a 2025 session: initialize asking for the pinned
+// version (or the newest of the era), then notifications/initialized.
+func openSession(ctx context.Context, c *resumeclient.Client, t Target, req *resumeclient.Request) error {
 	body, _ := json.Marshal(mcpCall{JSONRPC: "2.0", ID: 1, Method: "initialize", Params: map[string]any{
-		"protocolVersion": MCPProtocolVersions[0], "capabilities": map[string]any{},
+		"protocolVersion": cmp.Or(t.MCPVersion, MCPProtocolVersions[0]), "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "streamprobe", "version": version.String()},
 	}})
 	h := req.Header.Clone()
@@ -267,10 +326,17 @@ func (mcpDialect) OpenSession(ctx context.Context, c *resumeclient.Client, t Tar
 		return fmt.Errorf("initialize: %w", err)
 	}
 	session := st.Header.Get(mcpSessionHeader)
-	ver, err := initializeResult(ctx, st, t)
+	ver, tasks, err := initializeResult(ctx, st, t)
 	st.Close()
 	if err != nil {
 		return err
+	}
+	if !tasks || ver != MCPProtocolVersions[0] {
+		// Tasks came with 2025-11-25, for a server that says it makes
+		// tasks of tool calls: to any other, a plain call.
+		if err := dropTaskParam(req); err != nil {
+			return err
+		}
 	}
 	if session != "" {
 		if i := resumeclient.InvalidHeaderByte(session); i >= 0 {
@@ -286,19 +352,20 @@ func (mcpDialect) OpenSession(ctx context.Context, c *resumeclient.Client, t Tar
 }
 
 // initializeResult reads the answer to initialize (id 1) and returns the
-// protocol version the server chose.
-func initializeResult(ctx context.Context, st *resumeclient.Stream, t Target) (string, error) {
+// protocol version the server chose, and whether it makes tasks of tool
+// calls (capabilities.tasks.requests.tools.call, 2025-11-25).
+func initializeResult(ctx context.Context, st *resumeclient.Stream, t Target) (ver string, tasks bool, err error) {
 	events := 0
 	for {
 		ev, err := st.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return "", fmt.Errorf("%w: initialize: the answer ended with no response", errSetup)
+				return "", false, fmt.Errorf("%w: initialize: the answer ended with no response", errSetup)
 			}
 			if ctx.Err() != nil {
-				return "", &WaitError{What: answeredWith(st, t, events), Err: fmt.Errorf("initialize: %w", err)}
+				return "", false, &WaitError{What: answeredWith(st, t, "initialize", events), Err: fmt.Errorf("initialize: %w", err)}
 			}
-			return "", fmt.Errorf("initialize: %w", err)
+			return "", false, fmt.Errorf("initialize: %w", err)
 		}
 		if ev.Kind != resumeclient.KindEvent || len(ev.Data) == 0 {
 			continue
@@ -307,7 +374,8 @@ func initializeResult(ctx context.Context, st *resumeclient.Stream, t Target) (s
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Result *struct {
-				ProtocolVersion string `json:"protocolVersion"`
+				ProtocolVersion string          `json:"protocolVersion"`
+				Capabilities    mcpCapabilities `json:"capabilities"`
 			} `json:"result"`
 			Error *struct {
 				Message string `json:"message"`
@@ -318,14 +386,14 @@ func initializeResult(ctx context.Context, st *resumeclient.Stream, t Target) (s
 		}
 		switch {
 		case m.Error != nil:
-			return "", fmt.Errorf("%w: initialize: JSON-RPC error: %s", errSetup, boundMessage(t, m.Error.Message))
+			return "", false, fmt.Errorf("%w: initialize: JSON-RPC error: %s", errSetup, boundMessage(t, m.Error.Message))
 		case m.Result == nil:
-			return "", fmt.Errorf("%w: initialize: a response with no result", errSetup)
+			return "", false, fmt.Errorf("%w: initialize: a response with no result", errSetup)
 		case !slices.Contains(MCPProtocolVersions, m.Result.ProtocolVersion):
-			return "", fmt.Errorf("%w: initialize: the server answered protocol version %q; streamprobe speaks %s", errSetup,
+			return "", false, fmt.Errorf("%w: initialize: the server answered protocol version %q; streamprobe speaks %s", errSetup,
 				bounded(t, m.Result.ProtocolVersion, MaxDetailID), strings.Join(MCPProtocolVersions, ", "))
 		}
-		return m.Result.ProtocolVersion, nil
+		return m.Result.ProtocolVersion, m.Result.Capabilities.Tasks.Requests.Tools.Call != nil, nil
 	}
 }
 
@@ -344,12 +412,12 @@ func (mcpDialect) Reply(ctx context.Context, c *resumeclient.Client, _ Target, r
 	return mcpPost(ctx, c, req, body)
 }
 
-// answeredWith says what the answer to initialize had brought when the
-// wait for its response ended: its content type, and its events (a
-// stream) or the bytes of its body (JSON).
-func answeredWith(st *resumeclient.Stream, t Target, events int) string {
+// answeredWith says what the answer to a setup request (initialize,
+// server/discover) had brought when the wait for its response ended: its
+// content type, and its events (a stream) or the bytes of its body (JSON).
+func answeredWith(st *resumeclient.Stream, t Target, method string, events int) string {
 	ctype, _, _ := strings.Cut(st.Header.Get("Content-Type"), ";")
-	what := fmt.Sprintf("initialize was answered (HTTP 200, %s)", bounded(t, strings.TrimSpace(ctype), MaxDetailID))
+	what := fmt.Sprintf("%s was answered (HTTP 200, %s)", method, bounded(t, strings.TrimSpace(ctype), MaxDetailID))
 	if strings.Contains(ctype, "json") {
 		return what + fmt.Sprintf(" with %d bytes of its body", st.Bytes())
 	}

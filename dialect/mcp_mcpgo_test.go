@@ -49,6 +49,7 @@ func TestMCPGoCancelsTheCallOnDrop(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			p := mcpgo.Start(t, v)
+			p.Version = "2025-11-25" // v1.2.1 speaks 2026-07-28 too
 			rec := runPeer(t, p, "", "long", `{"steps":20,"interval_ms":40}`, probe.Drill{Name: probe.DrillDrop, OpaqueIDs: true}, reftest.RunDeadline).Record
 			if rec.Verdict != probe.VerdictCancelledOnDrop || !rec.Verdict.Failed() || rec.Outcome != probe.UpstreamError ||
 				!strings.Contains(rec.ResumeDetail, "context canceled") || !rec.Resumed {

@@ -39,7 +39,7 @@ func runPeer(t *testing.T, p *mcppeer.Peer, q, sample, args string, d probe.Dril
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	tg := dialect.Target{Name: p.Name, URL: p.URL + q, Dialect: "mcp",
+	tg := dialect.Target{Name: p.Name, URL: p.URL + q, Dialect: "mcp", MCPVersion: p.Version,
 		Tools: map[string]dialect.ToolCall{sample: {Name: mcppeer.Tool, Args: json.RawMessage(args)}}}
 	return probe.Run(ctx, tg, probe.Options{Sample: dialect.Samples[sample], Client: reftest.NewClient(t), Drill: d})
 }

@@ -22,6 +22,9 @@ type Target struct {
 	// Tools are the tool calls of the mcp dialect by sample name; a
 	// sample with none calls DefaultMCPTools' (see MCPTool).
 	Tools map[string]ToolCall
+	// MCPVersion pins the MCP protocol version (one of MCPVersions); ""
+	// asks the server (server/discover) and speaks the newest both know.
+	MCPVersion string
 	// RunID is the run's request id, set by Run: a dialect whose messages
 	// name their call (MCP's JSON-RPC id and progress token) names it so.
 	RunID string
@@ -32,12 +35,14 @@ type Target struct {
 	EndData  string
 	// MaxEventSize bounds one event; 0 means the transport's default.
 	MaxEventSize int
-	// InsecureSkipVerify turns off TLS certificate verification for this
-	// target only. Callers log it loudly; it is never the default.
-	InsecureSkipVerify bool
 	// MaxChunks bounds the content chunks of one run; 0 means
 	// DefaultMaxChunks. A stream with more ends as a protocol_error.
 	MaxChunks int
+	// InsecureSkipVerify turns off TLS certificate verification for this
+	// target only. Callers log it loudly; it is never the default. (The
+	// flags stay together: a bool between words costs a word in every
+	// run's copy of its target.)
+	InsecureSkipVerify bool
 	// KeepAlive lets runs reuse a kept-alive connection (with a client
 	// from NewClient); by default every run opens a fresh one.
 	KeepAlive bool

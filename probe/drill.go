@@ -66,7 +66,7 @@ const (
 func (v Verdict) Failed() bool {
 	switch v {
 	case VerdictDuplicate, VerdictMissed, VerdictRestarted, VerdictMismatch, VerdictUndefinedStale, VerdictNotExercised, VerdictUnsendableID, VerdictCrossStream,
-		VerdictReordered, VerdictCancelledOnDrop, VerdictLeftOpen, VerdictNone:
+		VerdictReordered, VerdictCancelledOnDrop, VerdictTaskCancelled, VerdictResultUnreachable, VerdictTaskLost, VerdictNone:
 		return true
 	}
 	return false

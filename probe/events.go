@@ -44,6 +44,9 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	}
 	r.rec.Events++
 	r.firstEvent(ev)
+	if ch.Task != nil && r.taskAnswer(ev.Dispatched, &ch) {
+		return true
+	}
 	cursor, hasCursor := r.position(ev, &ch)
 	// A message of another stream is judged by mark, and kept out of the
 	// id check: its ids are not this stream's.
@@ -182,6 +185,12 @@ func (r *run) staleEvent(ev *resumeclient.Event) bool {
 	if t := string(ev.Type); t != orStr(r.dr.ErrorEvent, DefaultErrorEvent) && t != orStr(r.dr.ResetEvent, DefaultResetEvent) {
 		ch, err := r.d.Decode(r.t, ev)
 		switch {
+		case err == nil && ch.Task != nil:
+			// A task for a task id the server cannot have.
+			r.rec.Events++
+			r.rec.Outcome = Success
+			r.undefinedStale(fmt.Sprintf("the server answered with a task (status %s) where it should have said the task is unknown", ch.Task.Status))
+			return true
 		case err != nil:
 		case ch.Kind == dialect.Liveness:
 			r.rec.Comments++
@@ -297,7 +306,7 @@ func (r *run) lastChunk(ev *resumeclient.Event, again bool) bool {
 	}
 	r.tl.End = ev.Dispatched
 	r.succeed()
-	if ec, ok := r.rs.(dialect.EndCloser); ok && r.conn > 0 && ec.ServerClosesAfterEnd() {
+	if ec, ok := r.rs.(dialect.EndCloser); ok && r.conn > 0 && r.res.task == nil && ec.ServerClosesAfterEnd() {
 		// A resumed stream its server should close after the end: read on
 		// a while, to see whether it does.
 		r.res.afterEnd = time.AfterFunc(afterEndWait, func() {
@@ -318,6 +327,9 @@ const afterEndWait = 2 * time.Second
 // stream is read on for up to cancelWait to see how it ends.
 func (r *run) cancelSample() bool {
 	sd, ok := r.d.(dialect.Session)
+	if cc, closes := r.d.(dialect.CloseCanceller); closes && cc.CancelsByClose(r.req) {
+		ok = false // closing the stream is the cancel (MCP 2026-07-28)
+	}
 	if !ok {
 		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks", r.rec.Sample, r.tl.ChunkCount())
 		return true
@@ -346,10 +358,16 @@ func (r *run) cancelEnded(at time.Time, err error, result bool) {
 	r.ended = true
 	after := at.Sub(r.cancelled.at)
 	msg := fmt.Sprintf("cancelled by the %s sample after %d content chunks with a cancel message", r.rec.Sample, r.tl.ChunkCount())
+	task := r.res != nil && r.res.task != nil
+	if task {
+		msg = fmt.Sprintf("cancelled by the %s sample with tasks/cancel at the task's handle", r.rec.Sample)
+	}
 	switch {
 	case result:
 		r.rec.ResultAfterCancel, r.rec.CancelEndMs = true, ptr(ms(after))
 		msg += fmt.Sprintf("; the result still came %.1f ms later", ms(after))
+	case task && r.cancelled.shut.Load():
+		msg += fmt.Sprintf("; the task was still %s %s later, and the client stopped polling", r.res.task.st.Status, cancelWait)
 	case r.cancelled.shut.Load():
 		msg += fmt.Sprintf("; the stream was still open %s later, and the client closed it", cancelWait)
 	case errors.Is(err, io.EOF):

@@ -65,20 +65,23 @@ func (g Gaps) Every() []float64 {
 // microsecond precision; a milestone that did not happen is omitted, never
 // zero. No prompt, response text or secret is ever part of it.
 type Record struct {
-	RequestID     string   `json:"request_id"`
-	Target        string   `json:"target"`
-	Sample        string   `json:"sample"`
-	SampleVersion string   `json:"sample_version"`
-	Dialect       string   `json:"dialect"`
-	Drill         string   `json:"drill"`
-	Outcome       Outcome  `json:"outcome"`
-	Error         string   `json:"error,omitempty"`
-	HTTPStatus    int      `json:"http_status,omitempty"`
-	HTTPVersion   string   `json:"http_version,omitempty"`
-	RetryAfterMs  *float64 `json:"retry_after_ms,omitempty"`
-	DNSMs         *float64 `json:"dns_ms,omitempty"`
-	ConnectMs     *float64 `json:"connect_ms,omitempty"`
-	TLSMs         *float64 `json:"tls_ms,omitempty"`
+	RequestID     string `json:"request_id"`
+	Target        string `json:"target"`
+	Sample        string `json:"sample"`
+	SampleVersion string `json:"sample_version"`
+	Dialect       string `json:"dialect"`
+	// ProtocolVersion is the protocol version the run settled on with the
+	// server, for a dialect that settles one (MCP).
+	ProtocolVersion string   `json:"protocol_version,omitempty"`
+	Drill           string   `json:"drill"`
+	Outcome         Outcome  `json:"outcome"`
+	Error           string   `json:"error,omitempty"`
+	HTTPStatus      int      `json:"http_status,omitempty"`
+	HTTPVersion     string   `json:"http_version,omitempty"`
+	RetryAfterMs    *float64 `json:"retry_after_ms,omitempty"`
+	DNSMs           *float64 `json:"dns_ms,omitempty"`
+	ConnectMs       *float64 `json:"connect_ms,omitempty"`
+	TLSMs           *float64 `json:"tls_ms,omitempty"`
 	// RemoteAddr is the address the first connection was made to
 	// ("ip:port", a proxy's through one), for a target that sets its
 	// network path (ip_version, resolve, source_address, proxy).
@@ -132,7 +135,10 @@ type Record struct {
 	Verdict             Verdict  `json:"resume_verdict,omitempty"`
 	StaleAnswer         string   `json:"stale_answer,omitempty"`
 	ResumeDetail        string   `json:"resume_detail,omitempty"`
-	StartedAt           string   `json:"started_at"`
+	// Task is what a call the server made a task did (MCP Tasks); absent
+	// for a call answered as it ran.
+	Task      *TaskRecord `json:"task,omitempty"`
+	StartedAt string      `json:"started_at"`
 
 	// Where the run was made (see Origin): set by the daemon and check
 	// from the config, by once from the hostname and its flags, so
@@ -184,7 +190,7 @@ func (r *Record) gate(secrets []string) {
 		cap int
 	}{
 		{&r.Error, MaxRecordError}, {&r.LastEventID, MaxRecordID}, {&r.LastEventIDSent, MaxRecordID},
-		{&r.StaleAnswer, MaxRecordAnswer}, {&r.ResumeDetail, MaxRecordDetail}, {&r.HTTPVersion, MaxRecordProto},
+		{&r.StaleAnswer, MaxRecordAnswer}, {&r.ResumeDetail, MaxRecordDetail}, {&r.HTTPVersion, MaxRecordProto}, {&r.ProtocolVersion, MaxRecordProto},
 	} {
 		if *f.p != "" {
 			*f.p = textgate.Scrub(*f.p, secrets, f.cap)
@@ -243,7 +249,8 @@ func roundMs(v float64) float64 { return math.Round(v*1e3) / 1e3 }
 // the scorecard's cells only when it is Intended.
 func (r Record) Intended() bool {
 	if dialect.Samples[r.Sample].Cancel {
-		return r.Outcome == ClientCancelled && r.Chunks > 0
+		// A task is cancelled at its handle (MCP Tasks): no chunk before.
+		return r.Outcome == ClientCancelled && (r.Chunks > 0 || r.Task != nil)
 	}
 	return r.Outcome == Success
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
 
@@ -27,7 +28,7 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 		r.rec.HTTPStatus = info.Status
 		r.rec.HTTPVersion = strings.TrimPrefix(info.Proto, "HTTP/")
 		r.rec.RetryAfterMs = retryAfter(info.Header, time.Now())
-		if r.drill != DrillNone && r.dr.DropAt > 0 {
+		if r.drill != DrillNone && r.dr.DropAt > 0 && !r.unresumable {
 			// The first drop comes at DropAt, on whichever connection is
 			// open then, once an event gave a cursor to resume from (else
 			// right after the first one that does). Exactly one of the
@@ -41,6 +42,9 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 			})
 		}
 		return nil
+	}
+	if r.res != nil && r.res.task != nil && r.taskConnect(info) {
+		return nil // a poll of the task, not a reconnect
 	}
 	rc := r.reconnect()
 	rc.Start, rc.Headers = info.Start, info.HeadersAt
@@ -83,6 +87,8 @@ func (r *run) setup(t resumeclient.ConnTimes) {
 func (r *run) dropAfterFor(step int32) int32 {
 	n := int32(min(orInt(r.dr.DropAfter, DefaultDropAfter), math.MaxInt32))
 	switch {
+	case r.unresumable:
+		return 0 // nothing to resume it by: the drill does not drop it
 	case (r.drill == DrillDrop || r.drill == DrillStale) && step == 0 && r.dr.DropAt == 0:
 		return n
 	case r.drill == DrillDuplicate && step <= 2 && (step > 0 || r.dr.DropAt == 0):
@@ -101,21 +107,8 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		r.tl.Closed = d.At
 	}
 	r.ended = true
-	if r.res != nil && r.res.afterEnd != nil {
-		// The end came: what followed was the stream closing (or the
-		// client closing it, afterEndWait later).
-		return false
-	}
-	if r.cancelled != nil {
-		r.cancelEnded(d.At, d.Err, false)
-		return false
-	}
-	if r.step == 0 && r.tl.Start.IsZero() {
-		// The very first request failed: nothing to resume.
-		r.tl.Start = d.Info.Start
-		r.setup(d.Info.Setup)
-		r.classify(d.Err)
-		return false
+	if again, decided := r.dropDecided(d); decided {
+		return again
 	}
 	byServer := false
 	switch {
@@ -161,6 +154,30 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		return false
 	}
 	return r.resume(d, byServer)
+}
+
+// dropDecided decides the drops that need no look at the error: a task's
+// (polled, not resumed), after the end, a cancel sample's, and the very
+// first request's.
+func (r *run) dropDecided(d *resumeclient.Drop) (again, decided bool) {
+	switch {
+	case r.res != nil && r.res.task != nil && !r.staleConn:
+		return r.taskDrop(d), true
+	case r.res != nil && r.res.afterEnd != nil:
+		// The end came: what followed was the stream closing (or the
+		// client closing it, afterEndWait later).
+		return false, true
+	case r.cancelled != nil:
+		r.cancelEnded(d.At, d.Err, false)
+		return false, true
+	case r.step == 0 && r.tl.Start.IsZero():
+		// The very first request failed: nothing to resume.
+		r.tl.Start = d.Info.Start
+		r.setup(d.Info.Setup)
+		r.classify(d.Err)
+		return false, true
+	}
+	return false, false
 }
 
 // retryResume sends a resume request that itself failed (refused, closed
@@ -298,6 +315,9 @@ func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
 	last := string(r.cursor)
 	if last == "" {
 		why := "no event id to resume from"
+		if r.unresumable {
+			why = "a stream of this protocol version cannot be resumed"
+		}
 		if r.cursorCleared {
 			why = "no event id to resume from (the last id field was empty: it cleared the id)"
 		}
@@ -342,6 +362,10 @@ func (r *run) sessionEnded(err error) {
 	}
 	if r.cancelled != nil {
 		r.cancelEnded(r.now(), err, false)
+		return
+	}
+	if r.res != nil && r.res.task != nil && !r.staleConn {
+		r.taskError(r.now(), err)
 		return
 	}
 	if errors.Is(err, errStaleAnswered) {
@@ -406,6 +430,7 @@ func (r *run) finishResume(s Scores) {
 	if s.Tail != nil && rec.Resumed {
 		rec.TailExclReconnectMs = round3(ptr(*s.Tail - ms(excluded)))
 	}
+	r.finishTask()
 	c := r.check
 	if c == nil {
 		return
@@ -420,7 +445,7 @@ func (r *run) finishResume(s Scores) {
 // verdict sets the record's resume verdict, unless one is set already.
 func (r *run) verdict(c *resumeCheck) {
 	rec := &r.rec
-	label := r.rs.Label(r.show(rec.LastEventIDSent))
+	label := r.sentLabel()
 	switch {
 	case rec.Verdict != "":
 	case r.res != nil && r.res.leftOpen.Load() && c.verdict == "":
@@ -434,21 +459,37 @@ func (r *run) verdict(c *resumeCheck) {
 	case c.repeated && rec.Resumed:
 		rec.Verdict = VerdictNotSupported
 		rec.ResumeDetail = fmt.Sprintf("the server's %s: a resume from one cannot say where the stream was, so it was not judged by them", c.uncounted)
-	case r.drill != DrillNone && !rec.Resumed && rec.Outcome == Success && !r.cursorSeen.Load():
-		// No event carried a resume position (an MCP server's JSON
-		// answer, a stream without ids): however long it had been,
-		// nothing could have been resumed.
-		rec.Verdict = VerdictNotSupported
-		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks and no event carried an id: there is nothing to resume from", rec.Chunks)
 	case r.drill != DrillNone && !rec.Resumed && rec.Outcome == Success:
-		rec.Verdict = VerdictNotExercised
-		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks, before the %s drill could drop it: nothing was resumed", rec.Chunks, r.drill)
+		r.notResumed()
 	case rec.Resumed && rec.Outcome == Success && r.drill == DrillNone:
 		rec.Verdict = VerdictPass
 		rec.ResumeDetail = fmt.Sprintf("the server dropped the stream %d time(s); resumed from %s, every event once, in order", rec.ServerDrops, label)
 	case rec.Resumed && rec.Outcome == Success:
 		rec.Verdict = VerdictPass
 		rec.ResumeDetail = fmt.Sprintf("resumed %d time(s) from %s; every event once, in order", len(r.tl.Reconnects), label)
+	}
+}
+
+// notResumed is the verdict of a drill whose run succeeded without a
+// resume: the protocol has none, no event carried a position, or the
+// stream ended before the drop.
+func (r *run) notResumed() {
+	rec := &r.rec
+	switch {
+	case r.unresumable:
+		rec.Verdict = VerdictNotSupported
+		if u, ok := r.d.(dialect.Unresumable); ok {
+			rec.ResumeDetail = u.Unresumable(r.req)
+		}
+	case !r.cursorSeen.Load():
+		// No event carried a resume position (an MCP server's JSON
+		// answer, a stream without ids): however long it had been,
+		// nothing could have been resumed.
+		rec.Verdict = VerdictNotSupported
+		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks and no event carried an id: there is nothing to resume from", rec.Chunks)
+	default:
+		rec.Verdict = VerdictNotExercised
+		rec.ResumeDetail = fmt.Sprintf("the stream ended after %d content chunks, before the %s drill could drop it: nothing was resumed", rec.Chunks, r.drill)
 	}
 }
 

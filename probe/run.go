@@ -219,6 +219,9 @@ type run struct {
 	staleConn     bool
 	final         bool // the dialect's last event came: the end of the body is the end
 	cursorCleared bool // the last id field was empty
+	// unresumable: the stream cannot be resumed by design (the dialect's
+	// Unresumable said so after the session setup): no drill drops it.
+	unresumable bool
 	// How the answer ends, as the stream says (see ending), and the
 	// inline reasoning block's state: with the flags, in their padding.
 	refused      bool
@@ -250,6 +253,7 @@ type resumed struct {
 	retryAsked time.Duration        // the server's retry field then
 	retryWait  time.Duration        // the wait taken from it (0: none)
 	retryUntil time.Time            // when that wait ends
+	task       *taskRun             // the task the call was made (MCP Tasks); nil none
 }
 
 // noDrill is the options of a run without a drill's.
@@ -315,6 +319,12 @@ func (r *run) prepare(o *Options) bool {
 			return false
 		}
 		r.session = sd // release ends it
+		if v, ok := d.(dialect.Versioner); ok {
+			r.rec.ProtocolVersion = v.ProtocolVersion(r.req)
+		}
+		if u, ok := d.(dialect.Unresumable); ok {
+			r.unresumable = u.Unresumable(r.req) != ""
+		}
 	}
 	r.sess, err = r.c.NewSession(r.ctx, r.req, resumeclient.SessionOptions{
 		// The probe reconnects at once unless the server asks for a

@@ -126,5 +126,5 @@ func (r *run) staleEnded(err error) {
 
 func (r *run) undefinedStale(why string) {
 	r.rec.Verdict = VerdictUndefinedStale
-	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s%s", r.rs.Label(r.show(r.rec.LastEventIDSent)), why, r.res.staleNote)
+	r.rec.ResumeDetail = fmt.Sprintf("stale %s got no defined answer: %s%s", r.sentLabel(), why, r.res.staleNote)
 }

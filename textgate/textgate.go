@@ -554,7 +554,8 @@ func Secrets(h http.Header, extra ...string) []string {
 	var out []string
 	for k, vs := range h {
 		switch http.CanonicalHeaderKey(k) {
-		case "Accept", "Accept-Encoding", "Cache-Control", "Content-Type", "Last-Event-Id", "X-Request-Id":
+		case "Accept", "Accept-Encoding", "Cache-Control", "Content-Type", "Last-Event-Id", "X-Request-Id",
+			"Mcp-Method", "Mcp-Protocol-Version": // MCP's method and version, never a secret (Mcp-Name may be a task's id)
 			continue
 		}
 		for _, v := range vs {

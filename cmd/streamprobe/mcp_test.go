@@ -63,7 +63,7 @@ func TestOnceMCPToolArgsErrors(t *testing.T) {
 	}{
 		{[]string{"-dialect", "mcp", "-tool-args", `{"steps":`}, "-tool-args: not JSON: unexpected end of JSON input"},
 		{[]string{"-dialect", "mcp", "-tool-args", `[1]`}, "-tool-args: want a JSON object"},
-		{[]string{"-dialect", "sse", "-tool", "progress"}, "-tool and -tool-args are for -dialect mcp (not sse)"},
+		{[]string{"-dialect", "sse", "-tool", "progress"}, "-tool, -tool-args and -task are for -dialect mcp (not sse)"},
 	} {
 		code, stdout, stderr := runCmd(t, append([]string{"once", "-url", "http://127.0.0.1:1/mcp"}, tc.args...)...)
 		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "streamprobe once: "+tc.want) || strings.Count(stderr, "\n") != 1 {

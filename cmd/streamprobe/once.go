@@ -26,7 +26,8 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 
 type onceFlags struct {
 	url, dialect, method, body, sample, name, model string
-	tool, toolArgs                                  string
+	tool, toolArgs, mcpVersion                      string
+	task                                            bool
 	bearerEnv, endEvent, endData                    string
 	headers, headerEnv                              headerFlags
 	host, region                                    string
@@ -58,7 +59,7 @@ var onceKeys = map[string]string{
 	"target[0].stale_id": "-stale-id", "target[0].ids": "-ids", "target[0].error_event": "-error-event",
 	"target[0].reset_event": "-reset-event", "target[0].stale_headers": "-stale-header",
 	"target[0].resume_on_drop": "-no-resume", "target[0].max_reconnects": "-max-reconnects",
-	"target[0].tool": "-tool", "target[0].inline_think": "-no-inline-think",
+	"target[0].tool": "-tool", "target[0].mcp_version": "-mcp-version", "target[0].inline_think": "-no-inline-think",
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
@@ -76,6 +77,8 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", "model name sent by chat dialects")
 	fs.StringVar(&f.tool, "tool", "", "mcp dialect: the tool to call (default: the reference server's progress tool)")
 	fs.StringVar(&f.toolArgs, "tool-args", "", "mcp dialect: the tool's arguments, a JSON object (default {} for -tool, else the sample's for the reference server)")
+	fs.BoolVar(&f.task, "task", false, "mcp dialect: ask for the call to be made a task (MCP Tasks) and poll for its result, where the server makes tasks")
+	fs.StringVar(&f.mcpVersion, "mcp-version", "", "mcp dialect: pin the protocol version ("+strings.Join(dialect.MCPVersions(), ", ")+"); default: ask the server (server/discover) and speak the newest both know")
 	fs.StringVar(&f.name, "name", "", "target name in the record (default: the URL's host)")
 	fs.StringVar(&f.endEvent, "end-event", "", "sse dialect: event type that marks the end")
 	fs.StringVar(&f.endData, "end-data", "[DONE]", "sse dialect: data that marks the end; with -end-event also empty, the end of the body is the end")
@@ -162,18 +165,19 @@ func (f *onceFlags) target() (config.Target, error) {
 	if t.HeaderEnv, err = headerValues("-header-env", f.headerEnv, true); err != nil {
 		return t, err
 	}
-	if f.tool != "" || f.toolArgs != "" {
+	t.MCPVersion = f.mcpVersion
+	if f.tool != "" || f.toolArgs != "" || f.task {
 		if err := config.ToolArgs(f.toolArgs); err != nil {
 			return t, fmt.Errorf("-tool-args: %w", err)
 		}
 		if f.dialect != "mcp" {
-			return t, fmt.Errorf("-tool and -tool-args are for -dialect mcp (not %s)", f.dialect)
+			return t, fmt.Errorf("-tool, -tool-args and -task are for -dialect mcp (not %s)", f.dialect)
 		}
 		args := f.toolArgs
 		if args == "" && f.tool != "" {
 			args = "{}"
 		}
-		t.Tool = map[string]config.ToolCall{f.sample: {Name: f.tool, Args: args}}
+		t.Tool = map[string]config.ToolCall{f.sample: {Name: f.tool, Args: args, Task: f.task}}
 	}
 	t.Body, err = f.readBody()
 	return t, err

@@ -92,7 +92,7 @@ func (j Job) WithToken(ctx context.Context) (dialect.Target, error) {
 func Env(getenv func(string) string) config.Env {
 	return config.Env{
 		Names: config.Names{Dialects: dialect.Names(), Samples: dialect.SampleNames, Drills: probe.DrillNames,
-			NoEventIDs: dialect.NoEventIDs(), OpaqueIDs: dialect.OpaqueIDDialects()},
+			NoEventIDs: dialect.NoEventIDs(), OpaqueIDs: dialect.OpaqueIDDialects(), MCPVersions: dialect.MCPVersions()},
 		Getenv: getenv,
 	}
 }
@@ -218,6 +218,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		t.EndData = *ct.EndData
 	}
 	t.Net = network(ct)
+	t.MCPVersion = ct.MCPVersion
 	for s, tc := range ct.Tool {
 		if t.Tools == nil {
 			t.Tools = map[string]dialect.ToolCall{}
@@ -226,7 +227,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		if tc.Args != "" {
 			args = json.RawMessage(tc.Args)
 		}
-		t.Tools[s] = dialect.ToolCall{Name: tc.Name, Args: args}
+		t.Tools[s] = dialect.ToolCall{Name: tc.Name, Args: args, Task: tc.Task}
 	}
 	if ct.Builtin && t.Model == "" {
 		// The built-in target takes any model; a dialect whose URL names

@@ -53,6 +53,9 @@ type Peer struct {
 	URL string
 	// Log returns every HTTP exchange the peer served so far, oldest first.
 	Log func() ([]Exchange, error)
+	// Version, when set, is the MCP protocol version a client pins with
+	// the peer (a 2025 test of a library that speaks 2026-07-28 too).
+	Version string
 }
 
 // Exchange is one HTTP request the peer served, as the peer logged it.
