@@ -59,9 +59,11 @@ const (
 	MCPStaleQuiet MCPFault = "stale-quiet"
 )
 
-// MCPFaults lists the faults, for the demo and the tests.
+// MCPFaults lists the faults, for the demo and the tests: the 2025 resume
+// faults, then the 2026-07-28 and task ones (mcp_modern.go, mcp_tasks.go).
 var MCPFaults = []MCPFault{MCPDuplicate, MCPGap, MCPRestart, MCPCrossStream, MCPStaleLive, MCPNoIDs, MCPPoll, MCPJSON,
-	MCPReorder, MCPLeaveOpen, MCPCancelOnDrop, MCPStaleQuiet}
+	MCPReorder, MCPLeaveOpen, MCPCancelOnDrop, MCPStaleQuiet,
+	MCPTaskCancelOwn, MCPTaskNoResult, MCPTaskRerun, MCPTaskLost, MCPTaskStaleLive, MCPModernKeepIDs}
 
 // MCPVersions are the protocol versions the server speaks, newest first:
 // those the mcp dialect speaks.
@@ -75,6 +77,12 @@ var MCPVersions = dialect.MCPProtocolVersions
 // SEP-1699 priming event (an id and empty data) at the start of each
 // stream, notifications/cancelled, and DELETE. A call's arguments may
 // name a fault ("fault":"gap") that overrides Fault for that call.
+//
+// A POST that names 2026-07-28 (its MCP-Protocol-Version header, or its
+// _meta envelope) is served statelessly as that revision has it
+// (mcp_modern.go), and the tool can run as a task on 2026-07-28 (the
+// Tasks extension) and on 2025-11-25 (the experimental tasks;
+// mcp_tasks.go).
 type MCP struct {
 	// Fault is the server-wide behaviour; empty is correct.
 	Fault MCPFault
@@ -86,15 +94,25 @@ type MCP struct {
 	// Version, when set, is the protocol version initialize answers,
 	// whatever the client asked for.
 	Version string
+	// TaskTTL is a task's time to live (default 60 s): a 2026-07-28
+	// task's ttlMs, a 2025-11-25 one's when the client asks for none.
+	TaskTTL time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*mcpSession
 	order    []string // session ids, oldest first
 	n        int
+	streams  int // 2026-07-28 calls so far (their streams' numbers)
 	log      []*MCPRequest
-	quit     chan struct{}
-	once     sync.Once
-	wg       sync.WaitGroup
+	runs     []*MCPRun
+	tasks    map[string]*mcpTask
+	taskIDs  []string // task ids, oldest first
+	// newestTask is the fault of the newest task call (an unknown task
+	// id is answered as it says).
+	newestTask MCPFault
+	quit       chan struct{}
+	once       sync.Once
+	wg         sync.WaitGroup
 }
 
 // MCPRequest logs one request the server got.
@@ -106,7 +124,16 @@ type MCPRequest struct {
 	Protocol    string // MCP-Protocol-Version
 	LastEventID string
 	Accept      string
-	Status      int
+	// MCPMethod and MCPName are the 2026-07-28 headers Mcp-Method and
+	// Mcp-Name as sent; MetaProtocol the body's
+	// _meta["io.modelcontextprotocol/protocolVersion"].
+	MCPMethod    string
+	MCPName      string
+	MetaProtocol string
+	// Task is the task a tasks/* request names (params.taskId), or the
+	// task a tools/call created.
+	Task   string
+	Status int
 	// Closed is when the server ended the answer's stream on purpose
 	// (a SEP-1699 close), zero otherwise.
 	Closed time.Time
@@ -117,6 +144,7 @@ const maxMCPSessions = 64
 
 type mcpSession struct {
 	id      string
+	version string // the protocol version initialize answered
 	streams map[int]*mcpStream
 	newest  *mcpStream
 }
@@ -140,6 +168,16 @@ type mcpStream struct {
 	reorderAt int
 	steps     int
 	every     time.Duration
+	// modern is a 2026-07-28 call: no ids (unless MCPModernKeepIDs), its
+	// result carries resultType, and closing its POST cancels it.
+	modern bool
+	// silent sends no progress (a 2026-07-28 call without a progress
+	// token, a task with none); fail ends the tool with a JSON-RPC error
+	// instead of its result.
+	silent bool
+	fail   bool
+	task   string    // the task the tool runs for
+	doneAt time.Time // when done was set
 }
 
 func (st *mcpStream) id(i int) string { return strconv.Itoa(st.num*1_000_000 + i) }
@@ -151,9 +189,14 @@ func NewMCP(f MCPFault) *MCP { return &MCP{Fault: f} }
 func (m *MCP) Requests() []MCPRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]MCPRequest, len(m.log))
-	for i, r := range m.log {
-		out[i] = *r
+	return values(m.log)
+}
+
+// values copies what ps point to.
+func values[T any](ps []*T) []T {
+	out := make([]T, len(ps))
+	for i, p := range ps {
+		out[i] = *p
 	}
 	return out
 }
@@ -181,10 +224,19 @@ type rpcMessage struct {
 	Params struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Name            string          `json:"name"`
+		URI             string          `json:"uri"`
+		TaskID          string          `json:"taskId"`
 		Arguments       json.RawMessage `json:"arguments"`
 		RequestID       json.RawMessage `json:"requestId"`
-		Meta            struct {
+		// Task asks a 2025-11-25 tools/call to run as a task.
+		Task *struct {
+			TTL int64 `json:"ttl"`
+		} `json:"task"`
+		Meta struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
+			// The 2026-07-28 envelope.
+			Version      *string         `json:"io.modelcontextprotocol/protocolVersion"`
+			Capabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 		} `json:"_meta"`
 	} `json:"params"`
 }
@@ -196,7 +248,7 @@ func (m *MCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Unlock()
 	defer m.wg.Done()
 	entry := MCPRequest{At: time.Now(), Method: r.Method, Session: r.Header.Get("Mcp-Session-Id"), Protocol: r.Header.Get("MCP-Protocol-Version"),
-		LastEventID: r.Header.Get("Last-Event-ID"), Accept: r.Header.Get("Accept")}
+		LastEventID: r.Header.Get("Last-Event-ID"), Accept: r.Header.Get("Accept"), MCPMethod: r.Header.Get("Mcp-Method"), MCPName: r.Header.Get("Mcp-Name")}
 	var msg rpcMessage
 	if r.Method == http.MethodPost {
 		var body []byte
@@ -204,10 +256,19 @@ func (m *MCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if entry.Status == 0 && json.Unmarshal(body, &msg) != nil {
 			entry.Status = http.StatusBadRequest
 		}
-		entry.RPC = msg.Method
+		entry.RPC, entry.Task = msg.Method, msg.Params.TaskID
+		if v := msg.Params.Meta.Version; v != nil {
+			entry.MetaProtocol = *v
+		}
 	}
 	logged := m.logRequest(entry)
-	status, closed := m.serve(w, r, &msg, entry)
+	var status int
+	var closed time.Time
+	if isModern(r, &msg, entry) {
+		status = m.serveModern(w, r, &msg, logged)
+	} else {
+		status, closed = m.serve(w, r, &msg, logged)
+	}
 	m.mu.Lock()
 	logged.Status, logged.Closed = status, closed
 	m.mu.Unlock()
@@ -234,16 +295,18 @@ func (m *MCP) logRequest(e MCPRequest) *MCPRequest {
 	return p
 }
 
-// serve answers one request; it returns the status and the time of a
-// SEP-1699 close.
-func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg *rpcMessage, e MCPRequest) (int, time.Time) {
-	if e.Status != 0 {
+// serve answers one request of the 2025 protocol; it returns the status
+// and the time of a SEP-1699 close. A GET or DELETE without a session is
+// a 2026-07-28 client's: 405, as that revision has neither.
+func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg *rpcMessage, e *MCPRequest) (int, time.Time) {
+	switch {
+	case e.Status != 0:
 		return rpcError(w, e.Status, nil, -32700, "parse error"), time.Time{}
-	}
-	if e.Protocol != "" && !slices.Contains(MCPVersions, e.Protocol) {
+	case e.Session == "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete):
+		return methodNotAllowed(w), time.Time{}
+	case e.Protocol != "" && !slices.Contains(MCPVersions, e.Protocol):
 		return rpcError(w, http.StatusBadRequest, nil, -32600, "unsupported MCP-Protocol-Version"), time.Time{}
-	}
-	if r.Method == http.MethodPost && msg.Method == "initialize" {
+	case r.Method == http.MethodPost && msg.Method == "initialize":
 		return m.initialize(w, msg), time.Time{}
 	}
 	sess := m.session(e.Session)
@@ -266,7 +329,7 @@ func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg *rpcMessage, e M
 		if !strings.Contains(e.Accept, "text/event-stream") || !strings.Contains(e.Accept, "application/json") {
 			return rpcError(w, http.StatusNotAcceptable, nil, -32000, "Not Acceptable: accept both application/json and text/event-stream"), time.Time{}
 		}
-		return m.post(w, r, sess, msg)
+		return m.post(w, r, sess, msg, e)
 	}
 	w.WriteHeader(http.StatusMethodNotAllowed)
 	return http.StatusMethodNotAllowed, time.Time{}
@@ -278,11 +341,15 @@ func (m *MCP) session(id string) *mcpSession {
 	return m.sessions[id]
 }
 
+// initialize opens a session at the version the client asked for, or the
+// newest the server speaks with a handshake; a 2025-11-25 session has
+// tasks (the experimental ones of that revision).
 func (m *MCP) initialize(w http.ResponseWriter, msg *rpcMessage) int {
 	ver := m.Version
 	if ver == "" {
-		ver = MCPVersions[0]
-		if slices.Contains(MCPVersions, msg.Params.ProtocolVersion) {
+		legacy := legacyVersions()
+		ver = legacy[0]
+		if slices.Contains(legacy, msg.Params.ProtocolVersion) {
 			ver = msg.Params.ProtocolVersion
 		}
 	}
@@ -291,7 +358,7 @@ func (m *MCP) initialize(w http.ResponseWriter, msg *rpcMessage) int {
 		m.sessions = map[string]*mcpSession{}
 	}
 	m.n++
-	s := &mcpSession{id: fmt.Sprintf("refserver-session-%d", m.n), streams: map[int]*mcpStream{}}
+	s := &mcpSession{id: fmt.Sprintf("refserver-session-%d", m.n), version: ver, streams: map[int]*mcpStream{}}
 	m.sessions[s.id] = s
 	m.order = append(m.order, s.id)
 	if len(m.order) > maxMCPSessions {
@@ -300,13 +367,27 @@ func (m *MCP) initialize(w http.ResponseWriter, msg *rpcMessage) int {
 	}
 	m.mu.Unlock()
 	w.Header().Set("Mcp-Session-Id", s.id)
-	return rpcResult(w, msg.ID, map[string]any{"protocolVersion": ver, "capabilities": map[string]any{"tools": map[string]any{}},
-		"serverInfo": map[string]any{"name": "refserver", "version": "1"}})
+	caps := map[string]any{"tools": map[string]any{}}
+	if ver == tasksVersion {
+		caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+	}
+	return rpcResult(w, msg.ID, map[string]any{"protocolVersion": ver, "capabilities": caps, "serverInfo": serverInfo})
+}
+
+// serverInfo is the server's name and version.
+var serverInfo = map[string]any{"name": "refserver", "version": "1"}
+
+// methodNotAllowed answers a GET or DELETE that has no session: 405 with
+// Allow: POST and a JSON-RPC error.
+func methodNotAllowed(w http.ResponseWriter) int {
+	w.Header().Set("Allow", http.MethodPost)
+	return rpcError(w, http.StatusMethodNotAllowed, nil, -32000, "Method Not Allowed: no session (2026-07-28 has no GET or DELETE; POST each request)")
 }
 
 // post answers a message on POST: a notification (202), a tools/call (a
-// stream, or one JSON body), tools/list, ping.
-func (m *MCP) post(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg *rpcMessage) (int, time.Time) {
+// stream, or one JSON body), tools/list, ping, and in a 2025-11-25
+// session tasks/get, tasks/result, tasks/cancel and tasks/list.
+func (m *MCP) post(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg *rpcMessage, e *MCPRequest) (int, time.Time) {
 	switch {
 	case msg.ID == nil:
 		if msg.Method == "notifications/cancelled" {
@@ -315,50 +396,80 @@ func (m *MCP) post(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg
 		w.WriteHeader(http.StatusAccepted)
 		return http.StatusAccepted, time.Time{}
 	case msg.Method == "tools/call":
-		return m.call(w, r, sess, msg)
+		return m.call(w, r, sess, msg, e)
 	case msg.Method == "tools/list":
-		return rpcResult(w, msg.ID, map[string]any{"tools": []any{map[string]any{"name": "progress",
-			"description": "reports progress steps times, interval_ms apart, then answers",
-			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"steps": map[string]any{"type": "integer"},
-				"interval_ms": map[string]any{"type": "integer"}, "fault": map[string]any{"type": "string"}}}}}}), time.Time{}
+		return rpcResult(w, msg.ID, map[string]any{"tools": toolList}), time.Time{}
 	case msg.Method == "ping":
 		return rpcResult(w, msg.ID, map[string]any{}), time.Time{}
+	case strings.HasPrefix(msg.Method, "tasks/") && sess.version == tasksVersion:
+		return m.legacyTasks(w, r, sess, msg), time.Time{}
 	}
 	return rpcError(w, http.StatusOK, msg.ID, -32601, "Method not found"), time.Time{}
 }
+
+// toolList is the server's one tool, as tools/list lists it: it may run
+// as a task (2025-11-25's execution.taskSupport).
+var toolList = []any{map[string]any{"name": "progress",
+	"description": "reports progress steps times, interval_ms apart, then answers",
+	"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"steps": map[string]any{"type": "integer"},
+		"interval_ms": map[string]any{"type": "integer"}, "fault": map[string]any{"type": "string"}}},
+	"execution": map[string]any{"taskSupport": "optional"}}}
 
 func (m *MCP) cancel(sess *mcpSession, reqID json.RawMessage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, st := range sess.streams {
 		if string(st.reqID) == string(reqID) && !st.done {
-			select {
-			case <-st.cancel:
-			default:
-				close(st.cancel)
-			}
+			closeCancel(st)
 		}
 	}
 }
 
-// call starts the progress tool and answers with its stream.
-func (m *MCP) call(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg *rpcMessage) (int, time.Time) {
-	var args struct {
-		Steps      int      `json:"steps"`
-		IntervalMs int      `json:"interval_ms"`
-		Fault      MCPFault `json:"fault"`
-	}
+// toolArgs are the progress tool's arguments. Task and PollMs ask a
+// 2026-07-28 call to run as a task, polled every PollMs; Fail ends the
+// tool with a JSON-RPC error instead of its result.
+type toolArgs struct {
+	Steps      int      `json:"steps"`
+	IntervalMs int      `json:"interval_ms"`
+	Fault      MCPFault `json:"fault"`
+	Task       bool     `json:"task"`
+	PollMs     int      `json:"poll_ms"`
+	Fail       bool     `json:"fail"`
+}
+
+// toolCall reads a tools/call's tool and arguments; the message is the
+// error to answer ("" when the call is good).
+func toolCall(msg *rpcMessage) (toolArgs, string) {
+	var args toolArgs
 	if msg.Params.Name != "progress" {
-		return rpcError(w, http.StatusOK, msg.ID, -32602, "Unknown tool: "+strconv.Quote(msg.Params.Name)), time.Time{}
+		return args, "Unknown tool: " + strconv.Quote(msg.Params.Name)
 	}
 	if len(msg.Params.Arguments) > 0 && json.Unmarshal(msg.Params.Arguments, &args) != nil {
-		return rpcError(w, http.StatusOK, msg.ID, -32602, "Invalid arguments"), time.Time{}
+		return args, "Invalid arguments"
 	}
-	st := &mcpStream{reqID: msg.ID, token: msg.Params.Meta.ProgressToken, fault: cmpOr(args.Fault, m.Fault), steps: min(max(args.Steps, 0), 10_000), reorderAt: -1,
-		every: time.Duration(min(max(args.IntervalMs, 0), 60_000)) * time.Millisecond, changed: make(chan struct{}), cancel: make(chan struct{})}
+	return args, ""
+}
+
+// newToolStream is the event log of one run of the tool, with fault f.
+func newToolStream(msg *rpcMessage, args toolArgs, f MCPFault) *mcpStream {
+	return &mcpStream{reqID: msg.ID, token: msg.Params.Meta.ProgressToken, fault: f, steps: min(max(args.Steps, 0), 10_000), reorderAt: -1,
+		every: time.Duration(min(max(args.IntervalMs, 0), 60_000)) * time.Millisecond, changed: make(chan struct{}), cancel: make(chan struct{}),
+		fail: args.Fail, events: []string{""}}
+}
+
+// call starts the progress tool and answers with its stream (or, with
+// params.task in a 2025-11-25 session, with a task).
+func (m *MCP) call(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg *rpcMessage, e *MCPRequest) (int, time.Time) {
+	args, bad := toolCall(msg)
+	if bad != "" {
+		return rpcError(w, http.StatusOK, msg.ID, -32602, bad), time.Time{}
+	}
+	if msg.Params.Task != nil && sess.version == tasksVersion {
+		return m.createTask(w, msg, args, sess.id, e), time.Time{}
+	}
+	st := newToolStream(msg, args, cmpOr(args.Fault, m.Fault))
 	m.mu.Lock()
 	st.num = len(sess.streams) + 1
-	st.events = []string{""}
 	sess.streams[st.num] = st
 	sess.newest = st
 	if st.fault == MCPCrossStream {
@@ -386,30 +497,132 @@ func cmpOr[T comparable](a, b T) T {
 
 // run is the progress tool: steps progress notifications, then the
 // response; a cancel ends it with neither, a restart (gen bumped) ends
-// the older run.
+// the older run. The run is logged (Runs).
 func (m *MCP) run(st *mcpStream, gen int) {
 	defer m.wg.Done()
+	rec := m.startRun(st)
+	outcome := m.steps(st, gen, rec)
+	m.mu.Lock()
+	if rec.Outcome == "" {
+		rec.Ended, rec.Outcome = time.Now(), outcome
+	}
+	m.mu.Unlock()
+}
+
+// steps runs the tool's steps and appends its response; it returns how
+// the run ended (MCPRun.Outcome).
+func (m *MCP) steps(st *mcpStream, gen int, rec *MCPRun) string {
 	next := time.Now()
 	for i := 1; i <= st.steps; i++ {
 		next = next.Add(st.every)
-		if !m.sleep(st, next) || !m.current(st, gen) {
-			return
+		if !m.sleep(st, next) {
+			return stopped(st)
 		}
-		m.append(st, gen, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":%d,"message":"step %d"}}`, tokenOr(st.token), i, st.steps, i))
+		if !m.current(st, gen) {
+			return "superseded"
+		}
+		if !st.silent {
+			m.append(st, gen, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":%d,"message":"step %d"}}`, tokenOr(st.token), i, st.steps, i))
+		}
 		if o := st.other; o != nil {
 			m.append(o, 0, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"refserver-other","progress":%d}}`, i))
 		}
+		m.mu.Lock()
+		rec.Steps = i
+		m.mu.Unlock()
 	}
 	if o := st.other; o != nil {
 		m.append(o, 0, `{"jsonrpc":"2.0","id":"refserver-other","result":{"content":[{"type":"text","text":"other call"}]}}`)
 	}
-	m.append(st, gen, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done after %d steps"}]}}`, st.reqID, st.steps))
+	m.append(st, gen, st.response())
 	m.mu.Lock()
-	if st.gen == gen {
-		st.done = true
-		m.notify(st)
+	defer m.mu.Unlock()
+	if st.gen != gen {
+		return "superseded"
 	}
-	m.mu.Unlock()
+	st.done, st.doneAt = true, time.Now()
+	m.notify(st)
+	// Logged with the call's end, so that a client that has the answer
+	// finds the run ended.
+	rec.Ended, rec.Outcome = st.doneAt, "completed"
+	if st.fail {
+		rec.Outcome = "failed"
+	}
+	return rec.Outcome
+}
+
+// stopped says why a run's sleep ended early: the call was cancelled, or
+// the server closes.
+func stopped(st *mcpStream) string {
+	select {
+	case <-st.cancel:
+		return "cancelled"
+	default:
+		return "stopped"
+	}
+}
+
+// response is the call's JSON-RPC response: its result, or with fail the
+// tool's error.
+func (st *mcpStream) response() string {
+	if st.fail {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":%s}`, st.reqID, st.toolError())
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, st.reqID, st.result())
+}
+
+// result is the tool's CallToolResult; a 2026-07-28 one says resultType
+// and the server's identity.
+func (st *mcpStream) result() string {
+	if st.modern {
+		return fmt.Sprintf(`{"content":[{"type":"text","text":"done after %d steps"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"refserver","version":"1"}}}`, st.steps)
+	}
+	return fmt.Sprintf(`{"content":[{"type":"text","text":"done after %d steps"}]}`, st.steps)
+}
+
+// toolError is the JSON-RPC error the tool ends in with fail.
+func (st *mcpStream) toolError() string {
+	return fmt.Sprintf(`{"code":-32603,"message":"the tool failed after %d steps"}`, st.steps)
+}
+
+// MCPRun logs one run of the progress tool.
+type MCPRun struct {
+	Task    string // the task it ran for, "" for a plain call
+	Started time.Time
+	Ended   time.Time // zero while it runs
+	Steps   int       // progress steps done
+	// Outcome: "completed", "failed" (the fail argument), "cancelled",
+	// "superseded" (a newer run of the same call or task took over),
+	// "stopped" (the server closed); "" while it runs.
+	Outcome string
+}
+
+func (m *MCP) startRun(st *mcpStream) *MCPRun {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := &MCPRun{Task: st.task, Started: time.Now()}
+	m.runs = append(m.runs, rec)
+	if len(m.runs) > 1024 {
+		m.runs = slices.Delete(m.runs, 0, 512)
+	}
+	return rec
+}
+
+// Runs returns a copy of the log of the tool's runs (the last 1024 at
+// least), oldest first.
+func (m *MCP) Runs() []MCPRun {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return values(m.runs)
+}
+
+// closeCancel cancels the tool's run (under m.mu).
+func closeCancel(st *mcpStream) {
+	select {
+	case <-st.cancel:
+	default:
+		close(st.cancel)
+	}
 }
 
 func tokenOr(t json.RawMessage) string {
@@ -429,7 +642,9 @@ func (m *MCP) sleep(st *mcpStream, t time.Time) bool {
 		return true
 	case <-st.cancel:
 		m.mu.Lock()
-		st.done = true
+		if !st.done {
+			st.done, st.doneAt = true, time.Now()
+		}
 		m.notify(st)
 		m.mu.Unlock()
 	case <-m.quit:
@@ -469,7 +684,7 @@ func (m *MCP) answerJSON(w http.ResponseWriter, r *http.Request, st *mcpStream) 
 		if done {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
-			if last := evs[len(evs)-1]; strings.Contains(last, `"result"`) {
+			if last := evs[len(evs)-1]; strings.HasPrefix(last, `{"jsonrpc":"2.0","id":`) {
 				_, _ = w.Write([]byte(last))
 			}
 			return http.StatusOK
@@ -477,6 +692,7 @@ func (m *MCP) answerJSON(w http.ResponseWriter, r *http.Request, st *mcpStream) 
 		select {
 		case <-ch:
 		case <-r.Context().Done():
+			m.dropped(r, st)
 			return http.StatusOK
 		case <-m.quit:
 			return http.StatusOK
@@ -571,13 +787,14 @@ func (m *MCP) quiet(w http.ResponseWriter, r *http.Request) int {
 func (m *MCP) play(w http.ResponseWriter, r *http.Request, st *mcpStream, from int, poll bool, extra ...string) (int, time.Time) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	if st.fault == MCPCancelOnDrop && r.Method == http.MethodPost {
-		// However the answer ends before the call is done (a write that
-		// failed, the client gone), the call is cancelled; a call done
-		// is left as it is.
-		defer m.cancelOnDrop(st)
+	if st.modern {
+		w.Header().Set("X-Accel-Buffering", "no")
 	}
+	w.WriteHeader(http.StatusOK)
+	// However the answer ends before the call is done (a write that
+	// failed, the client gone), what a dropped POST does is done; a call
+	// done is left as it is.
+	defer m.dropped(r, st)
 	rc := http.NewResponseController(w)
 	every := cmpOr(m.PollEvery, 3)
 	retry := cmpOr(m.Retry, 50*time.Millisecond)
@@ -622,9 +839,9 @@ func (m *MCP) play(w http.ResponseWriter, r *http.Request, st *mcpStream, from i
 
 // ended waits, once the events so far are out, for more of them (false)
 // or for the answer's end (true): the call is done, the client went or
-// the server closes. A call's POST dropped under MCPCancelOnDrop cancels
-// the call; a resumed GET under MCPLeaveOpen stays open after the call's
-// response, until the client goes.
+// the server closes (what a dropped POST does is play's: dropped). A
+// resumed GET under MCPLeaveOpen stays open after the call's response,
+// until the client goes.
 func (m *MCP) ended(r *http.Request, st *mcpStream, done bool, more <-chan struct{}) bool {
 	if done {
 		if st.fault == MCPLeaveOpen && r.Method == http.MethodGet {
@@ -644,6 +861,24 @@ func (m *MCP) ended(r *http.Request, st *mcpStream, done bool, more <-chan struc
 	return true
 }
 
+// dropped is what the end of a call's POST answer before the call is
+// done does: on 2026-07-28 it cancels the call (the spec: closing the
+// stream is the cancellation); on 2025 nothing, but under
+// MCPCancelOnDrop the tool is cancelled.
+func (m *MCP) dropped(r *http.Request, st *mcpStream) {
+	switch {
+	case r.Method != http.MethodPost:
+	case st.modern:
+		m.mu.Lock()
+		if !st.done {
+			closeCancel(st)
+		}
+		m.mu.Unlock()
+	case st.fault == MCPCancelOnDrop:
+		m.cancelOnDrop(st)
+	}
+}
+
 // cancelOnDrop is MCPCancelOnDrop's answer to the client's dropping the
 // call's POST: the tool stops (its context was the request's) and the
 // call's answer, stored for a resume to replay, is the error it ended in.
@@ -655,13 +890,14 @@ func (m *MCP) cancelOnDrop(st *mcpStream) {
 	}
 	st.gen++ // the running tool's next event is dropped
 	st.events = append(st.events, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"context canceled"}}`, st.reqID))
-	st.done = true
+	st.done, st.doneAt = true, time.Now()
+	closeCancel(st) // the tool's context ends
 	m.notify(st)
 }
 
 func (m *MCP) writeEvent(w http.ResponseWriter, st *mcpStream, pos int, data string, withRetry bool, retry time.Duration) error {
 	var b strings.Builder
-	if st.fault == MCPNoIDs {
+	if st.fault == MCPNoIDs || st.modern && st.fault != MCPModernKeepIDs {
 		if data == "" {
 			return nil // no priming event without an id
 		}
@@ -685,10 +921,19 @@ func rpcResult(w http.ResponseWriter, id json.RawMessage, result any) int {
 }
 
 func rpcError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) int {
+	return rpcErrorData(w, status, id, code, message, nil)
+}
+
+// rpcErrorData answers a JSON-RPC error, with data when it is not nil.
+func rpcErrorData(w http.ResponseWriter, status int, id json.RawMessage, code int, message string, data any) int {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
+	e := map[string]any{"code": code, "message": message}
+	if data != nil {
+		e["data"] = data
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
