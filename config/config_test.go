@@ -25,6 +25,7 @@ func env(m map[string]string) Env {
 func TestExampleValidates(t *testing.T) {
 	e := env(nil)
 	e.Names.Dialects = append(slices.Clone(e.Names.Dialects), "mcp")
+	e.Names.MCPVersions = []string{"2026-07-28", "2025-11-25"}
 	c, err := Load("../probe.example.toml", e)
 	if err != nil {
 		t.Fatal(err)

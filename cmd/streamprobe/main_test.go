@@ -251,7 +251,9 @@ func TestDemoDrills(t *testing.T) {
 		probe.VerdictMissed, probe.VerdictRestarted, probe.VerdictMismatch, probe.VerdictUndefinedStale,
 		probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictDuplicate, probe.VerdictMissed, probe.VerdictRestarted,
 		probe.VerdictCrossStream, probe.VerdictUndefinedStale, probe.VerdictNotSupported, probe.VerdictReordered,
-		probe.VerdictCancelledOnDrop, probe.VerdictLeftOpen, probe.VerdictUndefinedStale}
+		probe.VerdictCancelledOnDrop, probe.VerdictLeftOpen, probe.VerdictUndefinedStale,
+		probe.VerdictNotSupported, probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictTaskCancelled,
+		probe.VerdictResultUnreachable, probe.VerdictRestarted, probe.VerdictTaskLost, probe.VerdictUndefinedStale}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d", len(recs), len(want))
 	}

@@ -29,19 +29,29 @@ func TestOnceMCPVerdicts(t *testing.T) {
 		fault   refserver.MCPFault
 		drill   string
 		verdict probe.Verdict
+		task    bool // 2026-07-28, the call made a task; else 2025-11-25
 	}{
-		{"", "drop", probe.VerdictPass},
-		{"", "stale", probe.VerdictStaleOK},
-		{refserver.MCPDuplicate, "duplicate", probe.VerdictDuplicate},
-		{refserver.MCPGap, "drop", probe.VerdictMissed},
-		{refserver.MCPRestart, "drop", probe.VerdictRestarted},
-		{refserver.MCPCrossStream, "drop", probe.VerdictCrossStream},
-		{refserver.MCPStaleLive, "stale", probe.VerdictUndefinedStale},
+		{"", "drop", probe.VerdictPass, false},
+		{"", "stale", probe.VerdictStaleOK, false},
+		{refserver.MCPDuplicate, "duplicate", probe.VerdictDuplicate, false},
+		{refserver.MCPGap, "drop", probe.VerdictMissed, false},
+		{refserver.MCPRestart, "drop", probe.VerdictRestarted, false},
+		{refserver.MCPCrossStream, "drop", probe.VerdictCrossStream, false},
+		{refserver.MCPStaleLive, "stale", probe.VerdictUndefinedStale, false},
+		{"", "drop", probe.VerdictPass, true},
+		{"", "stale", probe.VerdictStaleOK, true},
+		{refserver.MCPTaskCancelOwn, "drop", probe.VerdictTaskCancelled, true},
+		{refserver.MCPTaskNoResult, "drop", probe.VerdictResultUnreachable, true},
+		{refserver.MCPTaskLost, "drop", probe.VerdictTaskLost, true},
+		{refserver.MCPTaskStaleLive, "stale", probe.VerdictUndefinedStale, true},
 	} {
 		m := refserver.NewMCP(tc.fault)
 		hs := httptest.NewServer(m)
-		code, stdout, stderr := runCmd(t, "once", "-url", hs.URL+"/mcp", "-dialect", "mcp", "-drill", tc.drill, "-tool", "progress",
-			"-tool-args", `{"steps":12,"interval_ms":25}`, "-json")
+		args := []string{"-mcp-version", "2025-11-25", "-tool-args", `{"steps":12,"interval_ms":25}`}
+		if tc.task {
+			args = []string{"-task", "-away", "200ms", "-tool-args", `{"steps":4,"interval_ms":25,"task":true,"poll_ms":50}`}
+		}
+		code, stdout, stderr := runCmd(t, append([]string{"once", "-url", hs.URL + "/mcp", "-dialect", "mcp", "-drill", tc.drill, "-tool", "progress", "-json"}, args...)...)
 		hs.CloseClientConnections()
 		hs.Close()
 		m.Close()
@@ -79,6 +89,7 @@ func TestCheckMCPCard(t *testing.T) {
 name = "tools"
 builtin = true
 dialect = "mcp"
+mcp_version = "2025-11-25"
 samples = ["short", "cancel"]
 drills = ["drop"]
 [target.tool.short]

@@ -75,7 +75,9 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 		if r.ResumeDetail != "" {
 			fmt.Fprintf(&b, "  %-16s %s\n", "", r.ResumeDetail)
 		}
-		if r.Resumed {
+		if r.Resumed && r.Task != nil {
+			taskResume(&b, r)
+		} else if r.Resumed {
 			fmt.Fprintf(&b, "  %-16s Last-Event-ID: %s, %d reconnect(s), %d drop(s) by the server\n", "sent", r.LastEventIDSent, r.Reconnects, r.ServerDrops)
 			fmt.Fprintf(&b, "  %-16s replayed %d, duplicates %d (removed), missed %d", "came back", r.Replayed, r.Duplicates, r.Missed)
 			if r.StaleAnswer != "" {
@@ -94,11 +96,44 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 	return err
 }
 
+// taskResume writes how a drill came back to a task: by its id, polled,
+// never a stream resumed (so no replay counts).
+func taskResume(b *strings.Builder, r probe.Record) {
+	fmt.Fprintf(b, "  %-16s by the task's id (tasks/get), %d time(s)", "came back", r.Reconnects)
+	if r.StaleAnswer != "" {
+		fmt.Fprintf(b, ", answer %s", r.StaleAnswer)
+	}
+	b.WriteString("\n")
+	row := func(name string, v *float64) { fmt.Fprintf(b, "  %-16s %s\n", name, msText(v)) }
+	row("reconnect", r.ReconnectMs)
+}
+
 // sessionLines writes what a session dialect (mcp) adds: the session
 // setup, the server's unrelated messages, how a cancelled call ended.
 func sessionLines(b *strings.Builder, r probe.Record) {
 	if r.SessionMs != nil {
-		fmt.Fprintf(b, "  %-16s %s before the request (initialize, notifications/initialized)\n", "session setup", msText(r.SessionMs))
+		how := "initialize, notifications/initialized"
+		if r.ProtocolVersion == dialect.MCPModernVersion {
+			how = "server/discover"
+		}
+		if r.ProtocolVersion != "" {
+			how += ": MCP " + r.ProtocolVersion
+		}
+		fmt.Fprintf(b, "  %-16s %s before the request (%s)\n", "session setup", msText(r.SessionMs), how)
+	}
+	if t := r.Task; t != nil {
+		every := "no poll interval asked"
+		if t.PollIntervalMs != nil {
+			every = "every " + msText(t.PollIntervalMs) + " as asked"
+		}
+		fmt.Fprintf(b, "  %-16s handle %s, %d poll(s) (%s), status %s\n", "task", msText(t.HandleMs), t.Polls, every, t.Status)
+		if len(t.Statuses) > 0 {
+			seen := make([]string, len(t.Statuses))
+			for i, s := range t.Statuses {
+				seen[i] = fmt.Sprintf("%s %.1f ms", s.Status, s.Ms)
+			}
+			fmt.Fprintf(b, "  %-16s %s\n", "task statuses", strings.Join(seen, ", "))
+		}
 	}
 	if r.Unrelated > 0 {
 		fmt.Fprintf(b, "  %-16s %d server message(s) unrelated to the call (not chunks)\n", "unrelated", r.Unrelated)

@@ -218,6 +218,10 @@ type DrillCase struct {
 	// MCP, when set, runs the drill with the mcp dialect against the
 	// reference MCP server on /mcp with this fault ("correct" for none).
 	MCP refserver.MCPFault
+	// Modern speaks MCP 2026-07-28 (the version the server offers);
+	// otherwise the drill pins 2025-11-25, whose streams resume. Task asks
+	// for the call to be made a task (2026-07-28).
+	Modern, Task bool
 }
 
 // Target is the target a demo drill probes on the reference server
@@ -231,9 +235,16 @@ func (dd DrillCase) Target(base string) dialect.Target {
 	if f == "correct" {
 		f = ""
 	}
-	args := `{"steps":12,"interval_ms":40,"fault":"` + string(f) + `"}`
-	return dialect.Target{Name: "demo", URL: strings.TrimSuffix(base, "/") + "/mcp", Dialect: "mcp",
-		Tools: map[string]dialect.ToolCall{"long": {Name: "progress", Args: []byte(args)}}}
+	args := `{"steps":12,"interval_ms":40,"fault":"` + string(f) + `"`
+	if dd.Task {
+		args += `,"task":true`
+	}
+	version := "2025-11-25"
+	if dd.Modern {
+		version = ""
+	}
+	return dialect.Target{Name: "demo", URL: strings.TrimSuffix(base, "/") + "/mcp", Dialect: "mcp", MCPVersion: version,
+		Tools: map[string]dialect.ToolCall{"long": {Name: "progress", Args: []byte(args + "}"), Task: dd.Task}}}
 }
 
 // ProbeDrill is the drill as the probe runs it on the case's target: with
@@ -247,7 +258,13 @@ func (dd DrillCase) ProbeDrill() probe.Drill {
 // EndsInError reports whether the case's run ends in an error, as its
 // verdict says it must: no ids to resume by, or the call cancelled.
 func (dd DrillCase) EndsInError() bool {
-	return dd.Want == probe.VerdictNotSupported || dd.Want == probe.VerdictCancelledOnDrop
+	switch dd.Want {
+	case probe.VerdictNotSupported:
+		return !dd.Modern // a 2026 call is not dropped: it has no resume
+	case probe.VerdictCancelledOnDrop, probe.VerdictTaskCancelled, probe.VerdictResultUnreachable, probe.VerdictTaskLost:
+		return true
+	}
+	return false
 }
 
 // mountMCP puts the reference MCP server on /mcp.
@@ -276,5 +293,13 @@ func Drills() []DrillCase {
 		{Server: "MCP, cancels the call when the connection drops", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPCancelOnDrop, Want: probe.VerdictCancelledOnDrop},
 		{Server: "MCP, leaves the resumed stream open after the response", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPLeaveOpen, Want: probe.VerdictLeftOpen},
 		{Server: "MCP, keep-alives only for an unknown Last-Event-ID", Drill: probe.Drill{Name: probe.DrillStale}, Setup: mountMCP, MCP: refserver.MCPStaleQuiet, Want: probe.VerdictUndefinedStale},
+		{Server: "MCP 2026-07-28, a plain call: no resume by design", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: "correct", Modern: true, Want: probe.VerdictNotSupported},
+		{Server: "MCP 2026-07-28 task, correct", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: "correct", Modern: true, Task: true, Want: probe.VerdictPass},
+		{Server: "MCP 2026-07-28 task, an unknown task id is an error", Drill: probe.Drill{Name: probe.DrillStale}, Setup: mountMCP, MCP: "correct", Modern: true, Task: true, Want: probe.VerdictStaleOK},
+		{Server: "MCP 2026-07-28 task, cancelled by the request that made it", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPTaskCancelOwn, Modern: true, Task: true, Want: probe.VerdictTaskCancelled},
+		{Server: "MCP 2026-07-28 task, a completed task without its result", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPTaskNoResult, Modern: true, Task: true, Want: probe.VerdictResultUnreachable},
+		{Server: "MCP 2026-07-28 task, runs the tool again after the client was away", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPTaskRerun, Modern: true, Task: true, Want: probe.VerdictRestarted},
+		{Server: "MCP 2026-07-28 task, the handle names a task never stored", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPTaskLost, Modern: true, Task: true, Want: probe.VerdictTaskLost},
+		{Server: "MCP 2026-07-28 task, a working task for an unknown id", Drill: probe.Drill{Name: probe.DrillStale}, Setup: mountMCP, MCP: refserver.MCPTaskStaleLive, Modern: true, Task: true, Want: probe.VerdictUndefinedStale},
 	}
 }
