@@ -278,7 +278,7 @@ func (mcpDialect) Unresumable(req resumeclient.Request) string {
 	if req.Header.Get(mcpProtocolHeader) != MCPModernVersion {
 		return ""
 	}
-	return "the server speaks MCP " + MCPModernVersion + ", whose streams cannot be resumed (no event ids, no GET), and it made no task of the call: a call whose connection drops is lost, by design; only a task outlives its connection"
+	return "the server speaks MCP " + MCPModernVersion + ", whose streams cannot be resumed (no Last-Event-ID, no GET), and it made no task of the call: a call whose connection drops is lost, by design; only a task outlives its connection"
 }
 
 // ProtocolVersion is the MCP protocol version the session setup settled
