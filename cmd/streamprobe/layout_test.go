@@ -31,6 +31,7 @@ var layers = map[string]int{
 	"internal/version":     1,
 	"internal/metricnames": 1,
 	"internal/neterr":      1,
+	"internal/stats":       1,
 }
 
 const module = "github.com/streamprobe/streamprobe/"
