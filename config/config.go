@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -59,6 +60,8 @@ type Config struct {
 	// once for the fleet alert (StreamprobeSLOFleetBurn).
 	SLOs            map[string]SLO `toml:"slo"`
 	SLOFleetRegions int            `toml:"slo_fleet_regions"`
+	// Compare holds compare's margins.
+	Compare Compare `toml:"compare"`
 
 	file  string
 	index keyIndex
@@ -200,6 +203,15 @@ type Target struct {
 	// client-credentials grant, cached and fetched again before it
 	// expires.
 	OAuth2 *OAuth2 `toml:"oauth2"`
+	// Budgets are the target's own budgets by sample
+	// ([target.budget.<sample>]): each key one sets takes the place of
+	// the global [budget.<sample>]'s (Config.BudgetsFor).
+	Budgets BudgetMap `toml:"budget"`
+	// Slowdown, for the built-in reference target only, plays its streams
+	// this many times slower (1.2: every offset 20% later): a candidate
+	// slower by a known amount, for compare's own tests and demos. 0 or 1
+	// is the reference target as it is.
+	Slowdown float64 `toml:"slowdown"`
 }
 
 // OAuth2 is a target's OAuth2 client-credentials grant: the token
@@ -243,6 +255,79 @@ type Budget struct {
 	Gap        Duration `toml:"gap"`
 	Tail       Duration `toml:"tail"`
 	StallShare *float64 `toml:"stall_share"`
+	// ErrorShare is the largest share (0 to 1) of runs that may fail (nil:
+	// 0, no run may fail).
+	ErrorShare *float64 `toml:"error_share"`
+}
+
+// Compare is compare's settings: the margin of each metric
+// ([compare.margin], CompareMetrics) a candidate may be worse by and
+// still be the same.
+type Compare struct {
+	Margin map[string]float64 `toml:"margin"`
+}
+
+// CompareMetric is a metric compare compares: a change of a time's
+// percentile (Relative: a margin of 0.10 is +10%) or of a share of runs
+// (a margin of 0.05 is +5 points).
+type CompareMetric struct {
+	Name     string
+	Relative bool
+	Default  float64
+}
+
+// CompareMetrics are the metrics compare compares per class, in order,
+// with their default margins.
+var CompareMetrics = []CompareMetric{
+	{"tfc_p50", true, 0.10}, {"tfc_p95", true, 0.20},
+	{"gap_p50", true, 0.10}, {"gap_p95", true, 0.20},
+	{"tail_p50", true, 0.10}, {"tail_p95", true, 0.20},
+	{"stall_share", false, 0.05}, {"error_share", false, 0.05}, {"buffering_share", false, 0.05},
+}
+
+// Margin is the margin of the compare metric name: the config's, else
+// its default.
+func (c *Config) Margin(name string) float64 {
+	if v, ok := c.Compare.Margin[name]; ok {
+		return v
+	}
+	for _, m := range CompareMetrics {
+		if m.Name == name {
+			return m.Default
+		}
+	}
+	return 0
+}
+
+// BudgetsFor is the budgets of target i: the global [budget.<sample>]
+// tables, each key the target's [target.budget.<sample>] sets in place
+// of the global one.
+func (c *Config) BudgetsFor(i int) BudgetMap {
+	out := BudgetMap{}
+	for s, b := range c.Budgets {
+		out[s] = b
+	}
+	for s, own := range c.Targets[i].Budgets {
+		b := out[s]
+		set := func(k string) bool { return c.has(fmt.Sprintf("target[%d].budget.%s.%s", i, s, k)) }
+		if set("tfc") {
+			b.TFC = own.TFC
+		}
+		if set("gap") {
+			b.Gap = own.Gap
+		}
+		if set("tail") {
+			b.Tail = own.Tail
+		}
+		if set("stall_share") {
+			b.StallShare = own.StallShare
+		}
+		if set("error_share") {
+			b.ErrorShare = own.ErrorShare
+		}
+		out[s] = b
+	}
+	return out
 }
 
 // SLO is a sample class's objectives, each the share (0 to 1, 1
@@ -514,14 +599,8 @@ func (c *Config) validate(env Env) error {
 		names[n] = i
 	}
 	errs = append(errs, c.validateSLOs(env.Names)...)
-	for _, s := range sortedKeys(c.Budgets) {
-		if !slices.Contains(env.Names.Samples, s) {
-			errs = append(errs, c.errAt("budget."+s, "unknown sample %q (known: %s)", s, strings.Join(env.Names.Samples, ", ")))
-		}
-		if v := c.Budgets[s].StallShare; v != nil && (*v < 0 || *v > 1) {
-			errs = append(errs, c.errValue("budget."+s+".stall_share", strconv.FormatFloat(*v, 'g', -1, 64), "want a share from 0 to 1 (0.05 is 5%% of runs)"))
-		}
-	}
+	errs = append(errs, c.validateBudgets("budget.", c.Budgets, env.Names)...)
+	errs = append(errs, c.validateCompare()...)
 	if err := c.validateHost(); err != nil {
 		errs = append(errs, err)
 	}
@@ -597,6 +676,60 @@ func (c *Config) validateSLOs(names Names) []error {
 	}
 	if c.has("slo_fleet_regions") && c.SLOFleetRegions < 1 {
 		errs = append(errs, c.errValue("slo_fleet_regions", strconv.Itoa(c.SLOFleetRegions), "want 1 or more"))
+	}
+	return errs
+}
+
+// validateBudgets checks the budget tables of m (the global ones, or a
+// target's), their keys under prefix ("budget." or "target[1].budget.").
+func (c *Config) validateBudgets(prefix string, m BudgetMap, names Names) []error {
+	var errs []error
+	for _, s := range sortedKeys(m) {
+		if !slices.Contains(names.Samples, s) {
+			errs = append(errs, c.errAt(prefix+s, "unknown sample %q (known: %s)", s, strings.Join(names.Samples, ", ")))
+		}
+		b := m[s]
+		for _, d := range []struct {
+			key string
+			v   Duration
+		}{{"tfc", b.TFC}, {"gap", b.Gap}, {"tail", b.Tail}} {
+			if d.v.Duration < 0 {
+				errs = append(errs, c.errValue(prefix+s+"."+d.key, d.v.Duration.String(), "want a positive duration (or 0s: no budget)"))
+			}
+		}
+		for _, sh := range []struct {
+			key string
+			v   *float64
+		}{{"stall_share", b.StallShare}, {"error_share", b.ErrorShare}} {
+			if sh.v != nil && (*sh.v < 0 || *sh.v > 1) {
+				errs = append(errs, c.errValue(prefix+s+"."+sh.key, strconv.FormatFloat(*sh.v, 'g', -1, 64), "want a share from 0 to 1 (0.05 is 5%% of runs)"))
+			}
+		}
+	}
+	return errs
+}
+
+// validateCompare checks [compare.margin]: known metrics, margins from 0
+// (a relative margin up to 10, +1000%; a share's up to 1).
+func (c *Config) validateCompare() []error {
+	var errs []error
+	for _, k := range sortedKeys(c.Compare.Margin) {
+		i := slices.IndexFunc(CompareMetrics, func(m CompareMetric) bool { return m.Name == k })
+		if i < 0 {
+			var known []string
+			for _, m := range CompareMetrics {
+				known = append(known, m.Name)
+			}
+			errs = append(errs, c.errAt("compare.margin."+k, "unknown metric %q (known: %s)", k, strings.Join(known, ", ")))
+			continue
+		}
+		v, top, want := c.Compare.Margin[k], 10.0, "want a relative margin from 0 to 10 (0.10 is +10%)"
+		if !CompareMetrics[i].Relative {
+			top, want = 1, "want a margin in points of share from 0 to 1 (0.05 is +5 points)"
+		}
+		if v < 0 || v > top || math.IsNaN(v) {
+			errs = append(errs, c.errValue("compare.margin."+k, strconv.FormatFloat(v, 'g', -1, 64), "%s", want))
+		}
 	}
 	return errs
 }

@@ -470,3 +470,49 @@ func TestHostValuesFromEnv(t *testing.T) {
 		t.Errorf("both: %v", err)
 	}
 }
+
+// A target's [target.budget.<sample>] overrides the global
+// [budget.<sample>] key by key: a key it does not set keeps the global
+// value, a sample only it names gets its own; another target keeps the
+// global table. [compare.margin] overrides a metric's default margin.
+func TestTargetBudgetsAndMargins(t *testing.T) {
+	c, err := Parse("t.toml", []byte(`[[target]]
+name = "chat"
+builtin = true
+[[target]]
+name = "tools"
+builtin = true
+slowdown = 1.2
+[target.budget.short]
+gap = "150ms"
+stall_share = 0.1
+[target.budget.long]
+tail = "8s"
+[budget.short]
+tfc = "600ms"
+gap = "100ms"
+tail = "2s"
+[compare.margin]
+tfc_p50 = 0.25
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, tools := c.BudgetsFor(0), c.BudgetsFor(1)
+	if chat["short"].Gap.Duration != 100*time.Millisecond || chat["short"].StallShare != nil || len(chat) != 1 {
+		t.Errorf("chat's budgets %+v, want the global ones", chat)
+	}
+	s := tools["short"]
+	if s.TFC.Duration != 600*time.Millisecond || s.Gap.Duration != 150*time.Millisecond || s.Tail.Duration != 2*time.Second || s.StallShare == nil || *s.StallShare != 0.1 {
+		t.Errorf("tools' short budget %+v, want tfc and tail global, gap and stall_share its own", s)
+	}
+	if l := tools["long"]; l.Tail.Duration != 8*time.Second || l.TFC.Duration != 0 {
+		t.Errorf("tools' long budget %+v", l)
+	}
+	if c.Targets[1].Slowdown != 1.2 {
+		t.Errorf("slowdown %v", c.Targets[1].Slowdown)
+	}
+	if c.Margin("tfc_p50") != 0.25 || c.Margin("gap_p95") != 0.20 || c.Margin("stall_share") != 0.05 {
+		t.Errorf("margins %v %v %v", c.Margin("tfc_p50"), c.Margin("gap_p95"), c.Margin("stall_share"))
+	}
+}

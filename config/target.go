@@ -45,6 +45,8 @@ func (c *Config) validateTarget(i int, env Env) []error {
 	errs = append(errs, c.checkTools(t, key, env.Names)...)
 	errs = append(errs, c.checkNetwork(t, key)...)
 	errs = append(errs, c.checkOAuth2(t, key, env.Getenv)...)
+	errs = append(errs, c.validateBudgets(key("budget."), t.Budgets, env.Names)...)
+	errs = append(errs, c.checkSlowdown(t, key)...)
 	return append(errs, c.checkHeaders(t, key, env.Getenv)...)
 }
 
@@ -105,6 +107,21 @@ func (c *Config) checkProxy(t *Target, key func(string) string) error {
 		return c.errAt(key("proxy"), "credentials may not be inline: give them in HTTPS_PROXY in the environment (the unit's env file) instead")
 	case u.Path != "" && u.Path != "/" || u.RawQuery != "":
 		return c.errAt(key("proxy"), "a proxy URL is scheme://host:port, with no path or query")
+	}
+	return nil
+}
+
+// checkSlowdown checks the built-in target's slowdown: only there, and a
+// factor from 0.1 to 100.
+func (c *Config) checkSlowdown(t *Target, key func(string) string) []error {
+	if !c.has(key("slowdown")) {
+		return nil
+	}
+	switch {
+	case !t.Builtin:
+		return []error{c.errAt(key("slowdown"), "slowdown is for the built-in reference target only (builtin = true)")}
+	case !(t.Slowdown >= 0.1 && t.Slowdown <= 100):
+		return []error{c.errValue(key("slowdown"), strconv.FormatFloat(t.Slowdown, 'g', -1, 64), "want a factor from 0.1 to 100 (1.2 plays the streams 20%% slower)")}
 	}
 	return nil
 }
