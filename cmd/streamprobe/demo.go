@@ -55,7 +55,7 @@ Flags:
 	code := exitOK
 	for i, name := range dialect.SampleNames {
 		s := dialect.Samples[name]
-		t := dialect.Target{Name: "demo", URL: builtin.URL(srv.URL, "openai-chat"), Dialect: "openai-chat", Model: "refserver"}
+		t := dialect.Target{Name: "demo", URL: builtin.URL(srv.URL, "openai-chat", 0), Dialect: "openai-chat", Model: "refserver"}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		res := probe.Run(rctx, t, probe.Options{Sample: s, Client: client})
 		cancel()

@@ -26,13 +26,17 @@ func New() *refserver.Server {
 // URL is the URL a target of dialect probes on the built-in
 // reference target served at base: the generic sse dialect reads the
 // resumable drill stream on /events, mcp the MCP server on /mcp, the API
-// dialects their API paths.
-func URL(base, dialect string) string {
+// dialects their API paths. slowdown (0 or 1: none) asks for the streams
+// that many times slower (refserver.SlowPrefix).
+func URL(base, dialect string, slowdown float64) string {
 	switch dialect {
 	case "sse":
-		return strings.TrimSuffix(base, "/") + "/events"
+		return strings.TrimSuffix(base, "/") + refserver.SlowPath("/events", slowdown)
 	case "mcp":
-		return strings.TrimSuffix(base, "/") + "/mcp"
+		return strings.TrimSuffix(base, "/") + refserver.SlowPath("/mcp", slowdown)
+	}
+	if p := refserver.SlowPath("/", slowdown); p != "/" {
+		return strings.TrimSuffix(base, "/") + p
 	}
 	return base
 }

@@ -208,7 +208,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	}
 	url := ct.URL.String()
 	if ct.Builtin {
-		url = builtin.URL(builtinURL, ct.Dialect)
+		url = builtin.URL(builtinURL, ct.Dialect, ct.Slowdown)
 	}
 	t := dialect.Target{Name: ct.Name, URL: url, Dialect: ct.Dialect, Method: ct.Method, Header: h, Body: ct.Body,
 		Model: ct.Model, EndEvent: ct.EndEvent, EndData: "[DONE]", MaxEventSize: ct.MaxEventSize,

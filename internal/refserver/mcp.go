@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -450,10 +451,11 @@ func toolCall(msg *rpcMessage) (toolArgs, string) {
 	return args, ""
 }
 
-// newToolStream is the event log of one run of the tool, with fault f.
-func newToolStream(msg *rpcMessage, args toolArgs, f MCPFault) *mcpStream {
+// newToolStream is the event log of one run of the tool, with fault f;
+// its steps as far apart as the request's slowdown asks (SlowPrefix).
+func newToolStream(ctx context.Context, msg *rpcMessage, args toolArgs, f MCPFault) *mcpStream {
 	return &mcpStream{reqID: msg.ID, token: msg.Params.Meta.ProgressToken, fault: f, steps: min(max(args.Steps, 0), 10_000), reorderAt: -1,
-		every: time.Duration(min(max(args.IntervalMs, 0), 60_000)) * time.Millisecond, changed: make(chan struct{}), cancel: make(chan struct{}),
+		every: Stretch(ctx, time.Duration(min(max(args.IntervalMs, 0), 60_000))*time.Millisecond), changed: make(chan struct{}), cancel: make(chan struct{}),
 		fail: args.Fail, events: []string{""}}
 }
 
@@ -465,9 +467,9 @@ func (m *MCP) call(w http.ResponseWriter, r *http.Request, sess *mcpSession, msg
 		return rpcError(w, http.StatusOK, msg.ID, -32602, bad), time.Time{}
 	}
 	if msg.Params.Task != nil && sess.version == tasksVersion {
-		return m.createTask(w, msg, args, sess.id, e), time.Time{}
+		return m.createTask(r.Context(), w, msg, args, sess.id, e), time.Time{}
 	}
-	st := newToolStream(msg, args, cmpOr(args.Fault, m.Fault))
+	st := newToolStream(r.Context(), msg, args, cmpOr(args.Fault, m.Fault))
 	m.mu.Lock()
 	st.num = len(sess.streams) + 1
 	sess.streams[st.num] = st

@@ -224,9 +224,9 @@ func (m *MCP) modernCall(w http.ResponseWriter, r *http.Request, msg *rpcMessage
 		return rpcError(w, http.StatusOK, msg.ID, -32602, bad)
 	}
 	if args.Task && declaresTasks(msg.Params.Meta.Capabilities) {
-		return m.createTask(w, msg, args, "", e)
+		return m.createTask(r.Context(), w, msg, args, "", e)
 	}
-	st := newToolStream(msg, args, cmpOr(args.Fault, m.Fault))
+	st := newToolStream(r.Context(), msg, args, cmpOr(args.Fault, m.Fault))
 	st.modern, st.silent = true, len(msg.Params.Meta.ProgressToken) == 0
 	m.mu.Lock()
 	m.streams++

@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -119,14 +120,14 @@ func (m *MCP) Tasks() []MCPTask {
 // createTask starts the tool as a task and answers its handle: for a
 // 2026-07-28 call (session "") a CreateTaskResult, for a 2025-11-25 one
 // {task: {...}}.
-func (m *MCP) createTask(w http.ResponseWriter, msg *rpcMessage, args toolArgs, session string, e *MCPRequest) int {
+func (m *MCP) createTask(ctx context.Context, w http.ResponseWriter, msg *rpcMessage, args toolArgs, session string, e *MCPRequest) int {
 	now := time.Now()
 	t := &mcpTask{id: newTaskID(), session: session, modern: session == "", fault: cmpOr(args.Fault, m.Fault), status: "working",
 		created: now, updated: now, seen: now, ttl: cmpOr(m.TaskTTL, taskTTL), poll: pollOf(args.PollMs), runs: 1}
 	if !t.modern && msg.Params.Task.TTL > 0 {
 		t.ttl = min(time.Duration(msg.Params.Task.TTL)*time.Millisecond, maxTaskTTL)
 	}
-	st := newToolStream(msg, args, t.fault)
+	st := newToolStream(ctx, msg, args, t.fault)
 	st.modern, st.task, st.silent = t.modern, t.id, t.modern || len(st.token) == 0
 	t.st = st
 	var handle map[string]any

@@ -279,6 +279,7 @@ func (s *Server) WaitClosed(i int, d time.Duration) (Conn, bool) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
+	r = slowed(r)
 	if h := s.Mount[r.URL.Path]; h != nil {
 		h.ServeHTTP(w, r)
 		return
@@ -480,7 +481,7 @@ func (s *Server) playSteps(ctx context.Context, w io.Writer, rc *http.ResponseCo
 	written := 0
 	for i := p.first; i < len(p.steps); i++ {
 		st := p.steps[i]
-		if !sleepUntil(ctx, s.quit, c.Start.Add(p.delay+st.At-base)) {
+		if !sleepUntil(ctx, s.quit, c.Start.Add(p.delay+Stretch(ctx, st.At-base))) {
 			return ctx.Err() != nil, true
 		}
 		wire := s.encode(st)
