@@ -652,3 +652,52 @@ jitter = "0s"
 		t.Errorf("log: no warning for the refused run in\n%s", logs.String())
 	}
 }
+
+// A target with budget tables of its own ([target.budget.<sample>]) is
+// counted against them: its gap of 300 ms is within its own 1 s where the
+// global 250 ms would count it over; its budgets in force are exported
+// with its target label, the global ones as they were.
+func TestOverBudgetCountsATargetsOwnBudgets(t *testing.T) {
+	cfg, err := config.Parse("m.toml", []byte(`[budget.long]
+gap = "250ms"
+tfc = "2s"
+[[target]]
+name = "global"
+url = "http://x"
+[[target]]
+name = "own"
+url = "http://y"
+[target.budget.long]
+gap = "1s"
+`), jobs.Env(os.Getenv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(cfg)
+	tfc := 100.0
+	for _, target := range []string{"global", "own"} {
+		m.Observe(probe.Record{Target: target, Sample: "long", Dialect: "sse", Drill: probe.DrillNone, Outcome: probe.Success, Chunks: 3, TFCMs: &tfc,
+			Gaps: probe.Gaps{Count: 2, Values: []float64{300, 20}}})
+	}
+	var out bytes.Buffer
+	m.Set.WritePrometheus(&out)
+	text := out.String()
+	if got := seriesSumOf(text, "streamprobe_over_budget_total{", `target="global"`, `metric="gap"`); got != 1 {
+		t.Errorf("global target: %d gaps over its 250 ms budget, want 1", got)
+	}
+	if got := seriesSumOf(text, "streamprobe_over_budget_total{", `target="own"`, `metric="gap"`); got != 0 {
+		t.Errorf("own target: %d gaps over its own 1 s budget, want 0", got)
+	}
+	for _, want := range []string{
+		`streamprobe_budget_seconds{region="",host="` + cfg.Host + `",sample="long",metric="gap"} 0.25`,
+		`streamprobe_budget_seconds{region="",host="` + cfg.Host + `",target="own",sample="long",metric="gap"} 1`,
+		`streamprobe_budget_seconds{region="",host="` + cfg.Host + `",target="own",sample="long",metric="tfc"} 2`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(text, `target="global",sample="long",metric="gap"} 0.25`) {
+		t.Error("a target without budgets of its own got target-labelled budget gauges")
+	}
+}

@@ -36,10 +36,11 @@ type Metrics struct {
 	prom    bool
 	fromURL bool // the config comes from a URL: the fetch series exist
 	jobs    map[string]*jobSeries
-	gone    map[string]bool  // jobs removed by a reload: their late runs add no series
-	budgets map[string]bool  // names of the budget gauges
-	budget  config.BudgetMap // the budgets in force, for the over-budget counters
-	slos    map[string]bool  // names of the SLO gauges
+	gone    map[string]bool             // jobs removed by a reload: their late runs add no series
+	budgets map[string]bool             // names of the budget gauges
+	budget  config.BudgetMap            // the global budgets in force
+	own     map[string]config.BudgetMap // a target's budgets, where it has its own tables
+	slos    map[string]bool             // names of the SLO gauges
 	host    hostSeries
 	// push is where the series go: the push settings of the config
 	// whose labels they carry, changed with them (Reconfigure) and taken
@@ -261,19 +262,31 @@ func baseLabels(c *config.Config) string {
 	return strings.Join(parts, ",")
 }
 
-// setBudgetsLocked exports the p95 budgets as gauges; budgets no longer
-// in c are unregistered. m.mu is held.
+// setBudgetsLocked exports the p95 budgets as gauges: the global ones
+// with the base labels and sample, and, for a target with budget tables
+// of its own ([target.budget.<sample>]), its budgets in force (merged over
+// the global ones) with its target label too. Budgets no longer in c are
+// unregistered. m.mu is held.
 func (m *Metrics) setBudgetsLocked(c *config.Config) {
-	m.budget = c.Budgets
+	m.budget, m.own = c.Budgets, map[string]config.BudgetMap{}
 	now := map[string]bool{}
-	for sample, b := range c.Budgets {
-		for metric, d := range map[string]time.Duration{"tfc": b.TFC.Duration, "gap": b.Gap.Duration, "tail": b.Tail.Duration} {
-			if d <= 0 {
-				continue
+	set := func(labels string, bm config.BudgetMap) {
+		for sample, b := range bm {
+			for metric, d := range map[string]time.Duration{"tfc": b.TFC.Duration, "gap": b.Gap.Duration, "tail": b.Tail.Duration} {
+				if d <= 0 {
+					continue
+				}
+				name := fmt.Sprintf(`%s{%s,sample=%q,metric=%q}`, metricnames.Budget, labels, sample, metric)
+				m.Set.GetOrCreateGauge(name, nil).Set(d.Seconds())
+				now[name] = true
 			}
-			name := fmt.Sprintf(`%s{%s,sample=%q,metric=%q}`, metricnames.Budget, m.base, sample, metric)
-			m.Set.GetOrCreateGauge(name, nil).Set(d.Seconds())
-			now[name] = true
+		}
+	}
+	set(m.base, c.Budgets)
+	for i, t := range c.Targets {
+		if len(t.Budgets) > 0 {
+			m.own[t.Name] = c.BudgetsFor(i)
+			set(fmt.Sprintf(`%s,target=%q`, m.base, t.Name), m.own[t.Name])
 		}
 	}
 	for name := range m.budgets {
@@ -455,6 +468,9 @@ func (m *Metrics) Observe(r probe.Record) {
 		return
 	}
 	b := m.budget[r.Sample]
+	if own, ok := m.own[r.Target]; ok {
+		b = own[r.Sample]
+	}
 	over := func(c *metrics.Counter, ms float64, budget config.Duration) {
 		if budget.Duration > 0 && ms > float64(budget.Duration)/1e6 {
 			c.Inc()

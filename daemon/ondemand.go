@@ -163,7 +163,7 @@ type apiJobRef struct {
 	Sample  string     `json:"sample"`
 	Drill   string     `json:"drill"`
 	Dialect string     `json:"dialect"`
-	Verdict string     `json:"verdict,omitempty"` // PASS, FAIL; absent: no run yet
+	Verdict string     `json:"verdict,omitempty"` // PASS, FAIL, INCONCLUSIVE; absent: no run yet
 	Why     []string   `json:"why,omitempty"`
 	Budgets string     `json:"budgets,omitempty"`
 	Cells   []cellView `json:"cells,omitempty"`

@@ -205,8 +205,9 @@ type jobView struct {
 	Runs                                  int
 	Next                                  string
 	NextAt                                time.Time
-	// Verdict is the class verdict over the runs held: PASS, FAIL or ""
-	// (no run yet); Why says why a FAIL is one.
+	// Verdict is the class verdict over the runs held: PASS, FAIL,
+	// INCONCLUSIVE or "" (no run yet); Why says why a FAIL or an
+	// INCONCLUSIVE is one.
 	Verdict            string
 	Why                []string
 	Budgets            string
@@ -287,11 +288,11 @@ func (s *status) view(f pageFacts) statusView {
 }
 
 // summary is the page's one line: how many classes (and drills) pass
-// over the runs held, and which fail.
+// over the runs held, which fail, and which are inconclusive.
 func summary(js []jobView) (string, bool) {
 	var classes, drills, waiting int
 	var classPass, drillPass int
-	var failed []string
+	var failed, undecided []string
 	for _, j := range js {
 		switch {
 		case j.Verdict == "":
@@ -308,8 +309,11 @@ func summary(js []jobView) (string, bool) {
 				classPass++
 			}
 		}
-		if j.Verdict != "PASS" {
+		switch j.Verdict {
+		case scorecard.Fail:
 			failed = append(failed, j.Target+" "+j.Title)
+		case scorecard.Inconclusive:
+			undecided = append(undecided, j.Target+" "+j.Title)
 		}
 	}
 	parts := []string{fmt.Sprintf("%d of %d classes PASS", classPass, classes)}
@@ -319,10 +323,13 @@ func summary(js []jobView) (string, bool) {
 	if len(failed) > 0 {
 		parts = append(parts, fmt.Sprintf("%d FAIL: %s", len(failed), strings.Join(failed, ", ")))
 	}
+	if len(undecided) > 0 {
+		parts = append(parts, fmt.Sprintf("%d INCONCLUSIVE: %s", len(undecided), strings.Join(undecided, ", ")))
+	}
 	if waiting > 0 {
 		parts = append(parts, fmt.Sprintf("%d with no run yet", waiting))
 	}
-	return strings.Join(parts, "; "), len(failed) == 0 && waiting == 0
+	return strings.Join(parts, "; "), len(failed) == 0 && len(undecided) == 0 && waiting == 0
 }
 
 // view is the job's section; card is its target's card over the runs
@@ -354,13 +361,13 @@ func (st *jobStatus) view(card *scorecard.Card) jobView {
 		jv.Verdict, jv.Why = drillVerdict(card, st.drill)
 		return jv
 	}
-	jv.Verdict = "PASS"
+	cells := card.ClassCells(st.sample)
+	jv.Verdict = scorecard.ClassVerdict(cells)
 	var budgets []string
-	for _, ce := range card.ClassCells(st.sample) {
+	for _, ce := range cells {
 		text, mark := ce.Text()
 		jv.Cells = append(jv.Cells, cellView{Row: scorecard.RowName(ce.Row), Text: shown(text), Mark: mark, Over: ce.Over})
-		if ce.Over {
-			jv.Verdict = "FAIL"
+		if ce.Over || (jv.Verdict == scorecard.Inconclusive && ce.Verdict == scorecard.Inconclusive) {
 			jv.Why = append(jv.Why, scorecard.RowName(ce.Row)+": "+shown(ce.Why))
 		}
 		switch {
@@ -434,4 +441,4 @@ func ms(v *float64) string {
 	return fmt.Sprintf("%.0f", *v)
 }
 
-const statusCSS = `td.num{text-align:right}td{white-space:nowrap}td.err,td.end{white-space:normal;font-size:12px;max-width:28em}h2{font-size:17px}.err{color:#900;font-family:monospace}td.end{color:#555}#summary{font-size:16px;font-weight:bold}table.class td{white-space:normal;font-size:13px}`
+const statusCSS = `.verdict.inconclusive{color:#8a6d00}td.num{text-align:right}td{white-space:nowrap}td.err,td.end{white-space:normal;font-size:12px;max-width:28em}h2{font-size:17px}.err{color:#900;font-family:monospace}td.end{color:#555}#summary{font-size:16px;font-weight:bold}table.class td{white-space:normal;font-size:13px}`

@@ -248,6 +248,8 @@ samples = ["short"]
 every = "4s"
 jitter = "0s"
 timeout = "3s"
+[target.budget.short]
+tfc = "20s"
 [budget.short]
 tfc = "1ms"
 [budget.long]
@@ -316,6 +318,11 @@ stall_share = 1.0
 		cells := cards[s.target].ClassCells(s.sample)
 		verdict, n := "PASS", 0
 		for _, ce := range cells {
+			if ce.Verdict == "INCONCLUSIVE" && verdict == "PASS" {
+				verdict = "INCONCLUSIVE"
+			}
+		}
+		for _, ce := range cells {
 			if ce.Row == "outcomes" {
 				n = ce.N
 			}
@@ -350,6 +357,11 @@ stall_share = 1.0
 	if verdicts["broken/short/none"] != "FAIL" {
 		t.Errorf("broken short: %s, want FAIL", verdicts["broken/short/none"])
 	}
+	// The broken target's own budget ([target.budget.short]) is the one
+	// the page shows and judges with.
+	if !strings.Contains(secs["broken/short/none"].html, "Budgets: TFC p95 20000 ms") {
+		t.Errorf("broken short: not its own budget:\n%s", secs["broken/short/none"].html)
+	}
 	// The cancel sample's intended end is listed, not as an error; the
 	// 500 is the broken target's last error.
 	cancel := secs["ref/cancel/none"].html
@@ -361,15 +373,20 @@ stall_share = 1.0
 		t.Errorf("the broken target's 500 is not shown as an error:\n%s", b)
 	}
 	// The page's head: the summary, version, uptime, health, push.
-	failed := 0
+	failed, undecided := 0, 0
 	for _, v := range verdicts {
-		if v == "FAIL" {
+		switch v {
+		case "FAIL":
 			failed++
+		case "INCONCLUSIVE":
+			undecided++
 		}
 	}
 	sum := regexp.MustCompile(`<p id="summary"[^>]*>([^<]*)</p>`).FindStringSubmatch(page)
-	if sum == nil || !strings.HasPrefix(sum[1], fmt.Sprintf("%d of 4 classes PASS; %d FAIL: ", 4-failed, failed)) || !strings.Contains(sum[1], "ref short") || !strings.Contains(sum[1], "broken short") {
-		t.Errorf("summary %q, want %d of 4 classes PASS naming the %d that fail", sum, 4-failed, failed)
+	head := fmt.Sprintf("%d of 4 classes PASS; %d FAIL: ", 4-failed-undecided, failed)
+	if sum == nil || !strings.HasPrefix(sum[1], head) || !strings.Contains(sum[1], "ref short") || !strings.Contains(sum[1], "broken short") ||
+		(undecided > 0) != strings.Contains(sum[1], fmt.Sprintf("; %d INCONCLUSIVE: ", undecided)) {
+		t.Errorf("summary %q, want %q naming the %d that fail, and the %d inconclusive", sum, head, failed, undecided)
 	}
 	for _, want := range []string{"Version <code>" + html.EscapeString(Version()) + "</code>, up ", `<span id="health" class="pass">ok</span>`,
 		`<span id="push">push disabled</span>`, "next run "} {

@@ -43,9 +43,13 @@ type Logs struct {
 	// pool bounds the exact values of every class together.
 	pool *scorecard.Pool
 	// sli counts the runs against the SLIs (ErrorBudget), each class's
-	// TFC within tfcBudgetMs.
+	// TFC within tfcBudgetMs (by sample, or by "target/sample" for a
+	// target with a budget of its own).
 	sli         sliSums
 	tfcBudgetMs map[string]float64
+	// each, when set, is handed every record kept (compare reads the
+	// runs one by one); the record's gap values are its own.
+	each func(region string, rec probe.Record)
 }
 
 // MaxExactValues bounds the values a report over logs keeps exact, over
@@ -89,16 +93,36 @@ func ReadLogs(ctx context.Context, files []LogFile, f Filter) (*Logs, error) {
 }
 
 // ReadLogsSLO is ReadLogs that also counts the runs against the SLIs
-// (ErrorBudget), each class's TFC against its budget in tfcBudgetMs.
+// (ErrorBudget), each class's TFC against its budget in tfcBudgetMs: a
+// target's own ("target/sample"), else the sample's.
 func ReadLogsSLO(ctx context.Context, files []LogFile, f Filter, tfcBudgetMs map[string]float64) (*Logs, error) {
 	l := newLogs()
 	l.tfcBudgetMs = tfcBudgetMs
-	for _, lf := range files {
-		if err := l.read(ctx, lf, f); err != nil {
-			return nil, err
-		}
+	if err := l.readAll(ctx, files, f); err != nil {
+		return nil, err
 	}
 	return l, nil
+}
+
+// ReadLogsEach is ReadLogs that also hands each record it keeps to each
+// (nil: none), with the region it was kept in.
+func ReadLogsEach(ctx context.Context, files []LogFile, f Filter, each func(region string, rec probe.Record)) (*Logs, error) {
+	l := newLogs()
+	l.each = each
+	if err := l.readAll(ctx, files, f); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readAll reads the files in turn.
+func (l *Logs) readAll(ctx context.Context, files []LogFile, f Filter) error {
+	for _, lf := range files {
+		if err := l.read(ctx, lf, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func newLogs() *Logs {
@@ -213,10 +237,19 @@ func (l *Logs) add(region string, rec probe.Record) {
 	for _, p := range []*string{&rec.RequestID, &rec.Target, &rec.Sample, &rec.Drill, &rec.Error, &rec.ResumeDetail, (*string)(&rec.Outcome), (*string)(&rec.Verdict)} {
 		*p = bounded(*p)
 	}
+	if l.each != nil {
+		own := rec
+		own.Gaps.Values = slices.Clone(rec.Gaps.Values)
+		l.each(region, own)
+	}
 	if len(l.regions) < MaxNames {
 		l.regions[region] = true
 	}
-	l.sli.record(region, rec, l.tfcBudgetMs[rec.Sample])
+	tfc, own := l.tfcBudgetMs[rec.Target+"/"+rec.Sample]
+	if !own {
+		tfc = l.tfcBudgetMs[rec.Sample]
+	}
+	l.sli.record(region, rec, tfc)
 	for _, k := range []cardKey{{region, rec.Target}, {"", rec.Target}} {
 		cs := l.cards[k]
 		if cs == nil && len(l.cards) >= MaxClasses {

@@ -144,3 +144,31 @@ func TestErrorBudget(t *testing.T) {
 		}
 	}
 }
+
+// A target with a TFC budget of its own ([target.budget.<sample>] tfc, as
+// "target/sample") is judged against it in the error budget; another
+// target against the sample's.
+func TestErrorBudgetTakesATargetsOwnTFCBudget(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "eu.jsonl")
+	var lines []any
+	for i, target := range []string{"global", "own"} {
+		tfc := 1000.0
+		lines = append(lines, probe.Record{RequestID: fmt.Sprintf("r%d", i), Target: target, Sample: "short", Drill: probe.DrillNone, Outcome: probe.Success,
+			Chunks: 2, TFCMs: &tfc, Gaps: probe.Gaps{Count: 1, Values: []float64{10}}, StartedAt: "2026-12-03T10:00:00Z"})
+	}
+	writeLog(t, p, "eu", lines...)
+	l, err := ReadLogsSLO(context.Background(), []LogFile{{Path: p}}, Filter{}, map[string]float64{"short": 600, "own/short": 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]int{}
+	for _, b := range l.ErrorBudget(Objectives{"short": {SLITFCWithin: 0.9}}) {
+		if b.Region == "" {
+			bad[b.Target] = b.Bad
+		}
+	}
+	if bad["global"] != 1 || bad["own"] != 0 {
+		t.Errorf("bad runs %v: want global's 1000 ms over 600, own's within its own 2000", bad)
+	}
+}

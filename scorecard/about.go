@@ -12,9 +12,12 @@ type About struct {
 	// Command is "check" or "report".
 	Command string `json:"-"`
 	Version string `json:"version"`
-	// Host is the host check ran on; Config the config file it read.
+	// Host is the host check ran on; Config the config file it read;
+	// Plan the runs it planned and made (one look, or the looks of -runs
+	// auto).
 	Host   string `json:"host,omitempty"`
 	Config string `json:"config,omitempty"`
+	Plan   string `json:"plan,omitempty"`
 	// FirstRun and LastRun are the start times (RFC 3339) of the first
 	// and the last run a report holds; Window is the window asked for
 	// (or queried, from VictoriaMetrics).
@@ -28,23 +31,47 @@ type About struct {
 	Regions []string `json:"regions,omitempty"`
 }
 
-// Verdict is the page's verdict line: "PASS (2 of 2 targets pass)" or
-// "FAIL (1 of 2 targets failed)"; pass false with every card passing is
-// a page that failed for another reason (an interrupted check).
-func Verdict(cards []*Card, pass bool, unit string) string {
-	failed := 0
+// Verdict is the page's verdict line: "PASS (2 of 2 target(s) pass)",
+// "FAIL (1 of 2 target(s) failed)" or "INCONCLUSIVE (1 of 2 target(s)
+// inconclusive, none failed)"; an interrupted page fails whatever its
+// cards say.
+func Verdict(cards []*Card, interrupted bool, unit string) string {
+	failed, undecided := 0, 0
 	for _, c := range cards {
-		if !c.Pass {
+		switch c.Verdict {
+		case Fail:
 			failed++
+		case Inconclusive:
+			undecided++
 		}
 	}
 	switch {
-	case pass:
-		return fmt.Sprintf("PASS (%d of %d %s(s) pass)", len(cards), len(cards), unit)
-	case failed == 0:
-		return fmt.Sprintf("FAIL (interrupted; %d of %d %s(s) pass on the runs that finished)", len(cards), len(cards), unit)
+	case failed > 0:
+		return fmt.Sprintf("FAIL (%d of %d %s(s) failed)", failed, len(cards), unit)
+	case interrupted:
+		return fmt.Sprintf("FAIL (interrupted; %d of %d %s(s) pass on the runs that finished)", len(cards)-undecided, len(cards), unit)
+	case undecided > 0:
+		return fmt.Sprintf("INCONCLUSIVE (%d of %d %s(s) inconclusive, none failed)", undecided, len(cards), unit)
 	}
-	return fmt.Sprintf("FAIL (%d of %d %s(s) failed)", failed, len(cards), unit)
+	return fmt.Sprintf("PASS (%d of %d %s(s) pass)", len(cards), len(cards), unit)
+}
+
+// Result is the page's verdict in a word: Fail when a card failed or the
+// page was interrupted, else Inconclusive when a card is, else Pass.
+func Result(cards []*Card, interrupted bool) string {
+	r := Pass
+	for _, c := range cards {
+		switch {
+		case c.Verdict == Fail:
+			return Fail
+		case c.Verdict == Inconclusive:
+			r = Inconclusive
+		}
+	}
+	if interrupted {
+		return Fail
+	}
+	return r
 }
 
 // Lines are what the page covers, one "name: value" line each, in the
@@ -58,6 +85,7 @@ func (a *About) Lines() [][2]string {
 	}
 	add("host", a.Host)
 	add("config", a.Config)
+	add("plan", a.Plan)
 	switch {
 	case a.FirstRun != "" && a.Window != "":
 		add("covers", "first run "+a.FirstRun+", last run "+a.LastRun+" (window: "+a.Window+")")
@@ -86,11 +114,8 @@ func listOrNone(l []string, none string) string {
 // page covers.
 func (a *About) Head(verdict string, color bool) string {
 	var b strings.Builder
-	code := green
-	if strings.HasPrefix(verdict, "FAIL") {
-		code = red
-	}
-	fmt.Fprintf(&b, "streamprobe %s: %s\n", a.Command, paint(verdict, code, color))
+	word, rest, _ := strings.Cut(verdict, " ")
+	fmt.Fprintf(&b, "streamprobe %s: %s\n", a.Command, strings.TrimSpace(paintVerdict(word, color)+" "+rest))
 	for _, l := range a.Lines() {
 		fmt.Fprintf(&b, "  %-8s %s\n", l[0]+":", shown(l[1]))
 	}

@@ -67,21 +67,28 @@ target api
 	}
 }
 
-// The page verdict: PASS, FAIL naming the failed cards, and FAIL for an
-// interrupted page whose cards all pass.
+// The page verdict: PASS, FAIL naming the failed cards (whatever else
+// is inconclusive), INCONCLUSIVE when a card is and none failed, and
+// FAIL for an interrupted page whose cards all pass; Result says it in a
+// word.
 func TestVerdict(t *testing.T) {
-	pass, fail := &Card{Pass: true}, &Card{}
+	pass, fail, undecided := &Card{Pass: true, Verdict: Pass}, &Card{Verdict: Fail}, &Card{Verdict: Inconclusive}
 	for _, tt := range []struct {
-		cards []*Card
-		pass  bool
-		want  string
+		cards       []*Card
+		interrupted bool
+		want, word  string
 	}{
-		{[]*Card{pass, pass}, true, "PASS (2 of 2 target(s) pass)"},
-		{[]*Card{pass, fail}, false, "FAIL (1 of 2 target(s) failed)"},
-		{[]*Card{pass}, false, "FAIL (interrupted; 1 of 1 target(s) pass on the runs that finished)"},
+		{[]*Card{pass, pass}, false, "PASS (2 of 2 target(s) pass)", Pass},
+		{[]*Card{pass, fail}, false, "FAIL (1 of 2 target(s) failed)", Fail},
+		{[]*Card{undecided, fail}, false, "FAIL (1 of 2 target(s) failed)", Fail},
+		{[]*Card{pass, undecided}, false, "INCONCLUSIVE (1 of 2 target(s) inconclusive, none failed)", Inconclusive},
+		{[]*Card{pass}, true, "FAIL (interrupted; 1 of 1 target(s) pass on the runs that finished)", Fail},
 	} {
-		if got := Verdict(tt.cards, tt.pass, "target"); got != tt.want {
+		if got := Verdict(tt.cards, tt.interrupted, "target"); got != tt.want {
 			t.Errorf("Verdict = %q, want %q", got, tt.want)
+		}
+		if got := Result(tt.cards, tt.interrupted); got != tt.word {
+			t.Errorf("Result = %q, want %q", got, tt.word)
 		}
 	}
 }

@@ -19,18 +19,27 @@ func TestCellsAndVerdict(t *testing.T) {
 		red = append(red, ce.Sample+"/"+ce.Row)
 	}
 	// The worked example's one stall per run: every short run stalled,
-	// over the default 5% stall-share budget.
-	if strings.Join(red, " ") != "short/gap short/stall_share cancel/outcomes" {
+	// over the default 5% stall-share budget even at the bottom of its
+	// interval (5 of 5: 47.8%); a failed cancel run with no error share
+	// allowed.
+	if strings.Join(red, " ") != "short/stall_share cancel/outcomes" {
 		t.Errorf("red cells %v", red)
 	}
 	g := c.cell("gap", "short")
 	// 45 gaps pooled from 5 runs, each with one 259 ms stall: p95 is the
-	// stall, p50 a normal gap.
-	if g.N != 45 || *g.Timing.P50 != 46 || *g.Timing.P95 != 259 {
-		t.Errorf("short gap cell %+v", g)
+	// stall, p50 a normal gap. The run is the unit: of 5 runs the 4th
+	// bounds the p95 from below (P(B >= 4) = 97.7% for B ~ Bin(5, 0.95)),
+	// spread over 45 gaps the 28th (a normal gap, 47 ms), and none bounds it
+	// from above: the cell is inconclusive, not red.
+	if g.N != 45 || *g.Timing.P50 != 46 || *g.Timing.P95 != 259 || g.Verdict != Inconclusive || g.Over || g.Timing.P95Hi != nil || *g.Timing.P95Lo != 47 {
+		t.Errorf("short gap cell %+v %+v", g, g.Timing)
 	}
-	if tfc := c.cell("tfc", "short").Timing; *tfc.P50 != 432 || *tfc.P95 != 452 {
-		t.Errorf("short TFC p50/p95 %v/%v, want 432/452 (raw per-run TFCs 412..452)", *tfc.P50, *tfc.P95)
+	// 5 runs bound a p50 neither way at 95% (0.5^5 = 3.1% > 2.5%).
+	if tfc := c.cell("tfc", "short").Timing; *tfc.P50 != 432 || *tfc.P95 != 452 || *tfc.P95Lo != 442 || tfc.P95Hi != nil || tfc.P50Lo != nil || tfc.P50Hi != nil {
+		t.Errorf("short TFC p50/p95 %v/%v, want 432/452 (raw per-run TFCs 412..452), p95 from 442, no p50 bound: %+v", *tfc.P50, *tfc.P95, tfc)
+	}
+	if c.Verdict != Fail || c.cell("tfc", "short").Confidence != 0.95 {
+		t.Errorf("verdict %s", c.Verdict)
 	}
 	if tfc := c.cell("tfc", "cancel"); tfc.N != 4 {
 		t.Errorf("the failed cancel run entered the TFC cell: n = %d", tfc.N)
@@ -41,13 +50,15 @@ func TestCellsAndVerdict(t *testing.T) {
 }
 
 // The stall-share budget is per class: nil is the default 5%, 1 turns it
-// off, 0 allows no stalled run; the share is over when it exceeds it.
+// off, 0 allows no stalled run. The verdict is the share's exact interval
+// against it: PASS wholly within, FAIL wholly over, INCONCLUSIVE across
+// (with the runs that would decide it); a budget of 0 is a rule.
 func TestStallShareBudget(t *testing.T) {
 	stalled := []float64{100, 140, 500, 540}
 	smooth := []float64{100, 140, 180, 220}
-	mk := func(n int) []Run {
+	mk := func(n, of int) []Run {
 		var runs []Run
-		for i := range 4 {
+		for i := range of {
 			ch := smooth
 			if i < n {
 				ch = stalled
@@ -56,20 +67,22 @@ func TestStallShareBudget(t *testing.T) {
 		}
 		return runs
 	}
-	f := func(stalledRuns int, budget *float64, over bool) {
+	f := func(stalledRuns, of int, budget *float64, verdict string, decide int) {
 		t.Helper()
-		c := Build("api", []string{"short"}, map[string][]Run{"short": mk(stalledRuns)}, nil, map[string]Budget{"short": {StallShare: budget}})
+		c := Build("api", []string{"short"}, map[string][]Run{"short": mk(stalledRuns, of)}, nil, map[string]Budget{"short": {StallShare: budget}})
 		ce := c.cell("stall_share", "short")
-		if ce.Over != over || c.Pass == over {
-			t.Errorf("%d of 4 stalled, budget %v: over %v, pass %v (%s)", stalledRuns, deref(budget), ce.Over, c.Pass, ce.Why)
+		if ce.Verdict != verdict || ce.Over != (verdict == Fail) || ce.Decide != decide {
+			t.Errorf("%d of %d stalled, budget %v: %s (over %v, decide %d), want %s (decide %d): %s", stalledRuns, of, deref(budget), ce.Verdict, ce.Over, ce.Decide, verdict, decide, ce.Why)
 		}
 	}
-	f(0, nil, false)
-	f(1, nil, true)
-	f(4, ptr(1), false)
-	f(1, ptr(0.25), false)
-	f(2, ptr(0.25), true)
-	f(1, ptr(0), true)
+	f(0, 4, nil, Inconclusive, 72) // 0..60%: 72 runs bring 0% under 5%
+	f(4, 4, nil, Fail, 0)          // 4 of 4: 39.8..100%
+	f(4, 4, ptr(1), Pass, 0)       // off
+	f(1, 4, ptr(0), Fail, 0)       // the rule: no run may
+	f(0, 4, ptr(0), Pass, 0)
+	f(0, 80, nil, Pass, 0)                // 0..4.5%
+	f(20, 80, ptr(0.25), Inconclusive, 0) // on its budget: never decided
+	f(40, 80, ptr(0.25), Fail, 0)         // 38.6..61.4%
 }
 
 // The finding of issue 11: 100 chunks in 4 bursts split by 1.4 s freezes,
@@ -103,7 +116,7 @@ func TestFreezesInEveryRunAreRed(t *testing.T) {
 		t.Errorf("buffering cell %+v", b)
 	}
 	text := c.Text(false, 5)
-	for _, want := range []string{"buffering       5 of 5 runs, 4 bursts FAIL", "100% of 5 runs (<= 5%) OVER", "4 burst(s) per run (p50) split by freezes up to 1399 ms"} {
+	for _, want := range []string{"buffering       5 of 5 runs, 4 bursts FAIL", "100% of 5 runs [47.8..100%] (<= 5%) OVER", "4 burst(s) per run (p50) split by freezes up to 1399 ms"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
@@ -160,5 +173,47 @@ func TestRefusedRunsAreCountedAndRed(t *testing.T) {
 	out := c.Text(false, 2)
 	if !strings.Contains(out, "success 1, refused 1") || !strings.Contains(out, "refused: the model declined to answer (stop_reason refusal)") {
 		t.Errorf("the card does not show the refused run:\n%s", out)
+	}
+}
+
+// With enough runs the intervals decide: 100 runs of the worked example
+// pass a 600 ms TFC budget (the p95's interval ends at the slowest run,
+// 452 ms), fail a 100 ms gap budget (one 259 ms stall in 9 gaps per run:
+// the interval's bottom, by the runs' ranks, is the stall), and a
+// target's own budget ([target.budget.<sample>], "target/sample") takes
+// the place of the global one.
+func TestCellVerdictsFromTheirIntervals(t *testing.T) {
+	worked := []float64{412, 452, 497, 541, 588, 634, 691, 950, 998, 1044}
+	var runs []Run
+	for i := range 100 {
+		runs = append(runs, run("short", i, probe.Success, shift(worked, float64(i%5*10)), ptr(1051+float64(i%5*10)), 10))
+	}
+	budgets := Budgets{"short": {TFC: 600, Gap: 100, Tail: 2000}, "mcp/short": {TFC: 430, Gap: 300, Tail: 2000}}
+	c := Build("api", []string{"short"}, map[string][]Run{"short": runs}, nil, budgets)
+	verdicts := map[string]string{}
+	for _, ce := range c.Cells {
+		verdicts[ce.Row] = ce.Verdict
+	}
+	if verdicts[RowTFC] != Pass || verdicts[RowGap] != Fail || verdicts[RowTail] != Pass || verdicts[RowStallShare] != Fail || c.Verdict != Fail {
+		t.Errorf("verdicts %v, card %s", verdicts, c.Verdict)
+	}
+	if tfc := c.cell(RowTFC, "short").Timing; *tfc.P95Hi != 452 || *tfc.P50Lo != 422 || *tfc.P50Hi != 442 {
+		t.Errorf("TFC intervals: p95 ..%v, p50 %v..%v", *tfc.P95Hi, *tfc.P50Lo, *tfc.P50Hi)
+	}
+	if g := c.cell(RowGap, "short").Timing; *g.P95Lo != 259 {
+		t.Errorf("gap p95 from %v, want the stall", *g.P95Lo)
+	}
+	own := Build("mcp", []string{"short"}, map[string][]Run{"short": runs}, nil, budgets)
+	if tfc, gap := own.cell(RowTFC, "short"), own.cell(RowGap, "short"); tfc.Verdict != Fail || gap.Verdict != Pass || *gap.Timing.Budget != 300 {
+		t.Errorf("the target's own budgets: TFC %s, gap %s (budget %v)", tfc.Verdict, gap.Verdict, *gap.Timing.Budget)
+	}
+}
+
+// A class with no run at all (a check whose time ran out before its first
+// run) is inconclusive, never a pass.
+func TestNoRunIsNoPass(t *testing.T) {
+	c := Build("api", []string{"short"}, map[string][]Run{}, nil, Budgets{"short": {TFC: 600}})
+	if o := c.cell(RowOutcomes, "short"); o.Verdict != Inconclusive || o.Why != "no run was made" || c.Verdict != Inconclusive {
+		t.Errorf("outcomes %+v, card %s", o, c.Verdict)
 	}
 }

@@ -25,6 +25,9 @@ type Card struct {
 	// the ids left out between the first and the last KeptIDs.
 	RequestIDsOmitted map[string]int `json:"request_ids_omitted,omitempty"`
 	Pass              bool           `json:"pass"`
+	// Verdict is the card's verdict: Fail when a cell is red or a drill
+	// failed, else Inconclusive when a cell is, else Pass.
+	Verdict string `json:"verdict"`
 
 	// Region is the region of a report's card ("" for check); Fleet
 	// marks the card of every region together.
@@ -38,6 +41,10 @@ type Card struct {
 	runs    map[string][]Run
 	drills  []Run
 	classes map[string]*Class
+	// budgets are the card's budgets by sample (its target's), alpha the
+	// alpha each class is judged at (Judge).
+	budgets map[string]Budget
+	alpha   func(sample string) float64
 }
 
 // Run is one finished run with the timeline the report draws.
@@ -103,10 +110,21 @@ type Cell struct {
 	// measured runs of the stall_share and buffering rows, every run of
 	// the outcomes row.
 	N int
-	// Over marks a red cell and Why says why; a timing cell of a class
-	// with no measured run says NoSuccessfulRun, and is not red.
-	Over bool
-	Why  string
+	// Verdict is the cell's verdict against its budget (Pass, Fail,
+	// Inconclusive), "" for a cell with no budget or nothing measured.
+	// Over marks a red cell (Verdict Fail) and Why says why a cell is red
+	// or inconclusive; a timing cell of a class with no measured run says
+	// NoSuccessfulRun, and is not red.
+	Verdict string
+	Over    bool
+	Why     string
+	// Confidence is the level of the cell's intervals (0.95 for 95%), 0
+	// for a cell without one.
+	Confidence float64
+	// Decide is, for an inconclusive cell, how many runs would decide it
+	// if the data went on as they are; 0 when none would (the value sits
+	// on the budget) or the cell is decided.
+	Decide int
 	// SmallSample notes a percentile (or, in the stall_share row, the
 	// p95 convention) resting on fewer runs than it needs (SmallSample):
 	// a note, never a mark.
@@ -131,6 +149,14 @@ type TimingCell struct {
 	// known to within its bucket.
 	P50Bucket *[2]float64 `json:"p50_bucket_ms,omitempty"`
 	P95Bucket *[2]float64 `json:"p95_bucket_ms,omitempty"`
+	// P50Lo .. P95Hi are the percentiles' distribution-free intervals
+	// (order statistics), at the cell's Confidence; a bound is nil when
+	// the runs are too few to give one (no p95 upper bound under 72
+	// runs at 95%).
+	P50Lo *float64 `json:"p50_lo_ms,omitempty"`
+	P50Hi *float64 `json:"p50_hi_ms,omitempty"`
+	P95Lo *float64 `json:"p95_lo_ms,omitempty"`
+	P95Hi *float64 `json:"p95_hi_ms,omitempty"`
 }
 
 // StallCell is the stall_share row: the share of the measured runs with a
@@ -139,6 +165,9 @@ type StallCell struct {
 	// Share is nil when no run was measured.
 	Share  *float64 `json:"share,omitempty"`
 	Budget float64  `json:"share_budget"`
+	// Lo and Hi are the share's exact binomial (Clopper-Pearson) interval.
+	Lo *float64 `json:"share_lo,omitempty"`
+	Hi *float64 `json:"share_hi,omitempty"`
 }
 
 // BufferingCell is the buffering row: the measured runs that look
@@ -166,6 +195,13 @@ type OutcomesCell struct {
 	// FailedRun is the representative failing run: the most common way
 	// the runs failed.
 	FailedRun *FailedRun `json:"failed_run,omitempty"`
+	// FailedShare is the share of the runs that failed, with its exact
+	// binomial interval, against Budget (the error_share budget; 0: no
+	// run may fail).
+	FailedShare *float64 `json:"failed_share,omitempty"`
+	Lo          *float64 `json:"failed_share_lo,omitempty"`
+	Hi          *float64 `json:"failed_share_hi,omitempty"`
+	Budget      float64  `json:"failed_share_budget"`
 }
 
 // MarshalJSON writes the cell as one flat object: row, sample and n, the
@@ -177,9 +213,12 @@ func (ce Cell) MarshalJSON() ([]byte, error) {
 		N      int    `json:"n"`
 	}
 	type tail struct {
-		Over        bool   `json:"over"`
-		Why         string `json:"why,omitempty"`
-		SmallSample string `json:"small_sample,omitempty"`
+		Verdict     string  `json:"verdict,omitempty"`
+		Confidence  float64 `json:"confidence,omitempty"`
+		Decide      int     `json:"runs_to_decide,omitempty"`
+		Over        bool    `json:"over"`
+		Why         string  `json:"why,omitempty"`
+		SmallSample string  `json:"small_sample,omitempty"`
 	}
 	var kind any = struct{}{}
 	switch {
@@ -194,7 +233,7 @@ func (ce Cell) MarshalJSON() ([]byte, error) {
 	}
 	// Each part is an object: their fields, joined, make the cell's.
 	out := []byte{'{'}
-	for _, part := range []any{head{ce.Row, ce.Sample, ce.N}, kind, tail{ce.Over, ce.Why, ce.SmallSample}} {
+	for _, part := range []any{head{ce.Row, ce.Sample, ce.N}, kind, tail{ce.Verdict, ce.Confidence, ce.Decide, ce.Over, ce.Why, ce.SmallSample}} {
 		b, err := json.Marshal(part)
 		if err != nil {
 			return nil, err
@@ -242,13 +281,41 @@ func (f *FailedRun) String() string {
 const NoSuccessfulRun = "no successful run"
 
 // Budget is the budget of one class: p95 budgets in ms (0 means none) and
-// the stall-share budget.
+// the stall-share and error-share budgets.
 type Budget struct {
 	TFC, Gap, Tail float64
 	// StallShare is the largest share (0..1) of runs that may stall over
 	// 250 ms; nil means DefaultStallShare.
 	StallShare *float64
+	// ErrorShare is the largest share (0..1) of runs that may fail; nil
+	// means 0: no run may fail.
+	ErrorShare *float64
 }
+
+// Budgets are the budgets by sample, and by "target/sample" where a
+// target has its own ([target.budget.<sample>], already merged over the
+// global table): For picks a target's.
+type Budgets map[string]Budget
+
+// For is the budget of sample on target: the target's own, else the
+// global one.
+func (b Budgets) For(target, sample string) Budget {
+	if own, ok := b[target+"/"+sample]; ok {
+		return own
+	}
+	return b[sample]
+}
+
+// The verdicts of a cell, a card and a page.
+const (
+	Pass         = "PASS"
+	Fail         = "FAIL"
+	Inconclusive = "INCONCLUSIVE"
+)
+
+// DefaultConfidence is the confidence of the intervals when none is
+// asked for: 95%, each verdict wrong at most 2.5% of the time either way.
+const DefaultConfidence = 0.95
 
 // DefaultStallShare is the stall-share budget of a class that sets none:
 // the p95 convention of every other cell, applied to runs. A share over
@@ -270,6 +337,18 @@ func (c *Card) cell(row, sample string) *Cell {
 		}
 	}
 	return nil
+}
+
+// InconclusiveCells lists the cells whose interval straddles their
+// budget, in card order.
+func (c *Card) InconclusiveCells() []Cell {
+	var out []Cell
+	for _, ce := range c.Cells {
+		if ce.Verdict == Inconclusive {
+			out = append(out, ce)
+		}
+	}
+	return out
 }
 
 // RedCells lists the cells over budget, in card order.

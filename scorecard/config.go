@@ -9,13 +9,25 @@ import (
 	"github.com/streamprobe/streamprobe/probe"
 )
 
-// Budgets are the config's [budget.<sample>] tables as the scorecard
-// takes them.
-func Budgets(cfg *config.Config) map[string]Budget {
+// BudgetsOf are the config's budgets as the scorecard takes them: the
+// [budget.<sample>] tables, and each target's own merged over them under
+// "target/sample" (Budgets.For).
+func BudgetsOf(cfg *config.Config) Budgets {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	budgets := map[string]Budget{}
+	of := func(b config.Budget) Budget {
+		return Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare, ErrorShare: b.ErrorShare}
+	}
+	budgets := Budgets{}
 	for s, b := range cfg.Budgets {
-		budgets[s] = Budget{TFC: ms(b.TFC.Duration), Gap: ms(b.Gap.Duration), Tail: ms(b.Tail.Duration), StallShare: b.StallShare}
+		budgets[s] = of(b)
+	}
+	for i, t := range cfg.Targets {
+		if len(t.Budgets) == 0 {
+			continue
+		}
+		for s, b := range cfg.BudgetsFor(i) {
+			budgets[t.Name+"/"+s] = of(b)
+		}
 	}
 	return budgets
 }
@@ -26,7 +38,7 @@ func Budgets(cfg *config.Config) map[string]Budget {
 // check and the daemon's status page both judge with it, so a class has
 // the same verdict on the same runs in both.
 func Cards(cfg *config.Config, targets []string, runs map[string][]Run) []*Card {
-	budgets := Budgets(cfg)
+	budgets := BudgetsOf(cfg)
 	var cards []*Card
 	for _, ct := range cfg.Targets {
 		if len(targets) > 0 && !slices.Contains(targets, ct.Name) {

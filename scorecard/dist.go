@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/streamprobe/streamprobe/internal/stats"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -87,6 +88,100 @@ func (d Dist) quantile(q float64) (*float64, *[2]float64) {
 	}
 	last := d.Buckets[len(d.Buckets)-1]
 	return &last.Lo, &[2]float64{last.Lo, last.Hi}
+}
+
+// orderStats is the dist as a reader of order statistics: its values
+// sorted, or its buckets.
+type orderStats struct {
+	d      Dist
+	sorted []float64
+	n      int
+}
+
+func (d Dist) orderStats() orderStats {
+	r := orderStats{d: d, n: d.N()}
+	if d.Buckets == nil {
+		r.sorted = slices.Clone(d.Values)
+		slices.Sort(r.sorted)
+	}
+	return r
+}
+
+// bound is the value of rank k (1-based) as a bound: exact from values;
+// from buckets the lower edge of its bucket (lower) or the upper edge,
+// nil for the +Inf bucket's.
+func (r orderStats) bound(k int, lower bool) *float64 {
+	if r.sorted != nil {
+		v := r.sorted[k-1]
+		return &v
+	}
+	cum := 0.0
+	for _, b := range r.d.Buckets {
+		if b.Count <= 0 {
+			continue
+		}
+		if float64(k) <= cum+b.Count {
+			v := b.Hi
+			if lower {
+				v = b.Lo
+			}
+			if math.IsInf(v, 1) {
+				return nil
+			}
+			return &v
+		}
+		cum += b.Count
+	}
+	return nil
+}
+
+// at is the value at fraction f (0..1) of the way through the sorted
+// values (the quantile function the runs-to-decide estimate reads).
+func (r orderStats) at(f float64) float64 {
+	if r.sorted != nil {
+		return r.sorted[min(len(r.sorted)-1, max(0, int(math.Round(f*float64(len(r.sorted)-1)))))]
+	}
+	v, _ := r.d.quantile(f)
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
+// interval is the distribution-free interval of the q-quantile at
+// 1-alpha: the order statistics the binomial names
+// (stats.QuantileRanks). runs are the independent units the values come
+// from: a row with one value per run (TFC, tail, close) takes its ranks as
+// they are; the gap row, every gap of its runs pooled, takes the ranks of
+// runs values spread over all of its values, so the interval is as wide
+// as if each run's gaps were one value repeated (the run is the unit: a
+// run's gaps are not independent, and this is the widest their
+// correlation can make it). From buckets a bound is its bucket's edge.
+// A bound is nil when the values are too few to give one.
+func (r orderStats) interval(q, alpha float64, runs int) (lo, hi *float64) {
+	n := r.n
+	if n == 0 {
+		return nil, nil
+	}
+	if runs <= 0 || runs > n {
+		runs = n
+	}
+	l, u := stats.QuantileRanks(runs, q, alpha)
+	if l >= 1 {
+		k := l
+		if runs != n {
+			k = (l-1)*n/runs + 1
+		}
+		lo = r.bound(k, true)
+	}
+	if u <= runs {
+		k := u
+		if runs != n {
+			k = (u*n + runs - 1) / runs
+		}
+		hi = r.bound(k, false)
+	}
+	return lo, hi
 }
 
 // HistResolution is the relative width of a folded row's buckets: each

@@ -21,25 +21,30 @@ func shortRuns() []scorecard.Run {
 }
 
 // Build reduces the runs of each sample of one target to a card: a cell
-// per row and sample against the budgets, and the verdict.
+// per row and sample against the budgets, each p95 with its interval, and
+// the verdict. Three runs bound a p95 from below only (by the second
+// fastest: 450 ms), so the 610 ms p95 cannot be called over a 500 ms
+// budget yet: INCONCLUSIVE, with the runs that would decide it.
 func ExampleBuild() {
 	budgets := map[string]scorecard.Budget{"short": {TFC: 500, Gap: 100}}
 	c := scorecard.Build("api", []string{"short"}, map[string][]scorecard.Run{"short": shortRuns()}, nil, budgets)
 	for _, ce := range c.Cells {
-		if ce.Timing != nil && ce.Timing.P95 != nil {
-			fmt.Printf("%s: n %d, p50 %.0f ms, p95 %.0f ms\n", ce.Row, ce.N, *ce.Timing.P50, *ce.Timing.P95)
+		if t := ce.Timing; t != nil && t.P95 != nil {
+			fmt.Printf("%s: n %d, p50 %.0f ms, p95 %.0f ms, from %.0f ms (%.0f%%): %q\n", ce.Row, ce.N, *t.P50, *t.P95, *t.P95Lo, ce.Confidence*100, ce.Verdict)
 		}
 	}
-	for _, ce := range c.RedCells() {
-		fmt.Printf("red: %s %s: %s\n", ce.Sample, ce.Row, ce.Why)
+	for _, ce := range c.InconclusiveCells() {
+		fmt.Printf("%s %s: %s\n", ce.Sample, ce.Row, ce.Why)
 	}
-	fmt.Println("pass:", c.Pass)
+	fmt.Println("verdict:", c.Verdict)
 	// Output:
-	// tfc: n 3, p50 450 ms, p95 610 ms
-	// gap: n 9, p50 45 ms, p95 60 ms
-	// tail: n 3, p50 300 ms, p95 300 ms
-	// red: short tfc: p95 610 ms over the 500 ms budget
-	// pass: false
+	// tfc: n 3, p50 450 ms, p95 610 ms, from 450 ms (95%): "INCONCLUSIVE"
+	// gap: n 9, p50 45 ms, p95 60 ms, from 45 ms (95%): "INCONCLUSIVE"
+	// tail: n 3, p50 300 ms, p95 300 ms, from 300 ms (95%): ""
+	// short tfc: p95 610 ms, its 95% interval 450..inf ms straddles the 500 ms budget; about 9 runs would decide it
+	// short gap: p95 60 ms, its 95% interval 45..inf ms straddles the 100 ms budget; about 72 runs would decide it
+	// short stall_share: 0 of 3 runs stalled over 250 ms (0%, 95% interval 0..70.8%), straddling the 5% budget; about 72 runs would decide it
+	// verdict: INCONCLUSIVE
 }
 
 // WriteText prints cards as check and report do, without colours here.
@@ -49,26 +54,23 @@ func ExampleWriteText() {
 	scorecard.WriteText(os.Stdout, []*scorecard.Card{c}, false, 3)
 	// Output:
 	// target api
-	//   3 runs per sample; cells: p50 / p95 (<= p95 budget)
+	//   3 runs per sample; cells: p50 / p95 [the p95's 95% interval] (<= p95 budget)
 	//   (dashboards show these within one histogram bucket, 13.6% with vmrange; the TFC alert counts runs over budget, as this card does)
 	//                   short
-	//   TFC             450 / 610 ms (<= 500) OVER
-	//   gap             45 / 60 ms (<= 100) ok
-	//   tail            300 / 300 ms
+	//   TFC             450 / 610 ms [450..inf] (<= 500) INCONCLUSIVE
+	//   gap             45 / 60 ms [45..inf] (<= 100) INCONCLUSIVE
+	//   tail            300 / 300 ms [300..inf]
 	//   close           absent
-	//   stalled >250ms  0% of 3 runs (<= 5%) ok
+	//   stalled >250ms  0% of 3 runs [0..70.8%] (<= 5%) INCONCLUSIVE
 	//   buffering       none ok
 	//   outcomes        success 3 ok
 	//   small samples (a note, not a verdict: the marks stand)
 	//     short: p95 on 3 run(s), fewer than the 20 a p95 needs
-	//   red cells
-	//     short TFC: p95 610 ms over the 500 ms budget
-	//   triage, in the scorecard's order
-	//     short, 1. tail vs output length: no token counts were reported, so a longer answer cannot be told from a slower one
-	//     short, 2. gap p95 vs p50: p95 60 ms vs p50 45 ms (x1.33): narrow and within budget: the gaps are not what is red
-	//     short, 3. TFC vs prompt size: needs both the short and the long class measured
-	//     short, 4. resume rate: 0 of 3 runs resumed
-	//   verdict: FAIL (1 red cell(s), 0 failing drill(s))
+	//   inconclusive cells (the interval straddles the budget: more runs decide)
+	//     short TFC: p95 610 ms, its 95% interval 450..inf ms straddles the 500 ms budget; about 9 runs would decide it
+	//     short gap: p95 60 ms, its 95% interval 45..inf ms straddles the 100 ms budget; about 72 runs would decide it
+	//     short stalled >250ms: 0 of 3 runs stalled over 250 ms (0%, 95% interval 0..70.8%), straddling the 5% budget; about 72 runs would decide it
+	//   verdict: INCONCLUSIVE (0 red cell(s), 3 inconclusive, 0 failing drill(s))
 }
 
 // A ClassBuilder folds the records of one sample one at a time, in memory

@@ -2,6 +2,8 @@ package scorecard
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/streamprobe/streamprobe/probe"
@@ -24,8 +26,43 @@ func msText(v float64) string {
 	return fmt.Sprintf("%.1f ms", v)
 }
 
-// pctText is a share as a percentage.
+// pctText is a share as a percentage, in whole percents.
 func pctText(v float64) string { return fmt.Sprintf("%.0f%%", v*100) }
+
+// pctFine is a share as a percentage: whole percents, or one decimal
+// where it is not whole (95%, 99.5%, 4.3%): the intervals' bounds and
+// levels.
+func pctFine(v float64) string {
+	p := v * 100
+	if math.Abs(p-math.Round(p)) < 0.05 {
+		return fmt.Sprintf("%.0f%%", p)
+	}
+	return fmt.Sprintf("%.1f%%", p)
+}
+
+// numText is a duration in ms without its unit, as msText writes it.
+func numText(v float64) string { return strings.TrimSuffix(msText(v), " ms") }
+
+// msInterval is an interval of times, "412..420 ms"; a missing bound is
+// 0 (times are never negative) or inf.
+func msInterval(lo, hi *float64) string { return interval(lo, hi) + " ms" }
+
+// interval is an interval of times without its unit, "412..420".
+func interval(lo, hi *float64) string {
+	l, h := "0", "inf"
+	if lo != nil {
+		l = numText(*lo)
+	}
+	if hi != nil {
+		h = numText(*hi)
+	}
+	return l + ".." + h
+}
+
+// pctInterval is a share's interval, "0..4.3%".
+func pctInterval(lo, hi float64) string {
+	return strings.TrimSuffix(pctFine(lo), "%") + ".." + pctFine(hi)
+}
 
 // burstText describes the bursts of a buffering cell.
 func burstText(b *BufferingCell) string {
@@ -71,15 +108,19 @@ func (ce *Cell) text() (text, mark string) {
 	return "", ""
 }
 
-// judged is the mark of a judged cell: ok, or red when it is over.
+// judged is the mark of a judged cell: ok, INCONCLUSIVE, or red when it
+// is over.
 func judged(ce *Cell, red string) string {
-	if ce.Over {
+	switch {
+	case ce.Over:
 		return red
+	case ce.Verdict == Inconclusive:
+		return Inconclusive
 	}
 	return "ok"
 }
 
-// timingText is "p50 / p95 ms (<= budget)".
+// timingText is "p50 / p95 ms [p95 interval] (<= budget)".
 func timingText(t *TimingCell, ce *Cell) (string, string) {
 	switch {
 	case t.P50 == nil && ce.Why == NoSuccessfulRun:
@@ -89,19 +130,26 @@ func timingText(t *TimingCell, ce *Cell) (string, string) {
 	case t.P50 == nil:
 		return "absent", ""
 	}
-	s := fmt.Sprintf("%s / %s", strings.TrimSuffix(msText(*t.P50), " ms"), msText(*t.P95))
+	s := fmt.Sprintf("%s / %s", numText(*t.P50), msText(*t.P95))
+	if ce.Confidence > 0 {
+		s += " [" + interval(t.P95Lo, t.P95Hi) + "]"
+	}
 	if t.Budget == nil {
 		return s, ""
 	}
-	return s + fmt.Sprintf(" (<= %s)", strings.TrimSuffix(msText(*t.Budget), " ms")), judged(ce, "OVER")
+	return s + fmt.Sprintf(" (<= %s)", numText(*t.Budget)), judged(ce, "OVER")
 }
 
-// stallText is "share of n runs (<= budget)".
+// stallText is "share of n runs [interval] (<= budget)".
 func stallText(st *StallCell, ce *Cell) (string, string) {
 	if st.Share == nil {
 		return NoSuccessfulRun, ""
 	}
-	return fmt.Sprintf("%.0f%% of %d runs (<= %s)", *st.Share*100, ce.N, pctText(st.Budget)), judged(ce, "OVER")
+	s := fmt.Sprintf("%.0f%% of %d runs", *st.Share*100, ce.N)
+	if st.Lo != nil {
+		s += " [" + pctInterval(*st.Lo, *st.Hi) + "]"
+	}
+	return s + fmt.Sprintf(" (<= %s)", pctText(st.Budget)), judged(ce, "OVER")
 }
 
 // bufferingText is "suspected of n runs, bursts".
@@ -129,7 +177,11 @@ func outcomesText(o *OutcomesCell, ce *Cell) (string, string) {
 			parts = append(parts, fmt.Sprintf("%s %d", name, n))
 		}
 	}
-	return strings.Join(parts, ", "), judged(ce, "FAIL")
+	text := strings.Join(parts, ", ")
+	if o.Lo != nil && (o.Budget > 0 || *o.FailedShare > 0) {
+		text += fmt.Sprintf(" [failed %s] (<= %s)", pctInterval(*o.Lo, *o.Hi), pctText(o.Budget))
+	}
+	return text, judged(ce, "FAIL")
 }
 
 // Title names the card: its target, and its region or the fleet.
@@ -158,4 +210,17 @@ func (c *Card) runsText(runsPerSample int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", s, n))
 	}
 	return "runs: " + strings.Join(parts, ", ")
+}
+
+// levelText names the confidence of the card's intervals: "95%
+// interval", or each level where classes differ (a sequential check's
+// classes may end on looks of different alpha).
+func (c *Card) levelText() string {
+	var levels []string
+	for _, s := range c.Samples {
+		if l := pctFine(1 - c.alpha(s)); !slices.Contains(levels, l) {
+			levels = append(levels, l)
+		}
+	}
+	return strings.Join(levels, " / ") + " interval"
 }

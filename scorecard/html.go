@@ -13,7 +13,7 @@ import (
 
 const css = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
-td.over{background:#fdd;color:#900;font-weight:bold}td.ok{background:#efe}
+td.over{background:#fdd;color:#900;font-weight:bold}td.ok{background:#efe}td.inconclusive{background:#fff5cc}.ci{fill:#222;fill-opacity:.12}.inconclusive{color:#8a6d00}
 svg{display:block;background:#fafafa;border:1px solid #ddd}svg.timeline{margin:4px 0 12px}svg.strip{margin-top:4px;background:#fff}
 svg.legend{border:none;background:none;margin:8px 0}
 .tick{stroke:#1f6feb;stroke-width:1.5}.tfc{stroke:#2da44e;stroke-width:2}.end{stroke:#555;stroke-width:2;stroke-dasharray:3 2}
@@ -26,7 +26,7 @@ text{font-size:11px;fill:#333}text.label{paint-order:stroke;stroke:#fafafa;strok
 // Timeline.
 const CSS = css
 
-//go:embed html.tmpl svg.tmpl
+//go:embed html.tmpl svg.tmpl compare.tmpl
 var templateFiles embed.FS
 
 // templates are the page (html.tmpl) and its drawings (svg.tmpl): every
@@ -34,7 +34,7 @@ var templateFiles embed.FS
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"f0": func(v float64) string { return fmt.Sprintf("%.0f", v) },
 	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
-}).ParseFS(templateFiles, "html.tmpl", "svg.tmpl"))
+}).ParseFS(templateFiles, "html.tmpl", "svg.tmpl", "compare.tmpl"))
 
 // Page is what an HTML report says about itself.
 type Page struct {
@@ -56,17 +56,22 @@ type pageView struct {
 	Page
 	CSS       template.CSS
 	Generated string
-	// Pass colours the verdict line; Lines are About's.
-	Pass   bool
-	Lines  [][2]string
-	Legend []legendGroup
-	Cards  []cardView
+	// Pass and Undecided colour the verdict line; Lines are About's.
+	Pass      bool
+	Undecided bool
+	Lines     [][2]string
+	Legend    []legendGroup
+	Cards     []cardView
 }
 
 // cardView is what html.tmpl shows of a card.
 type cardView struct {
 	Title, Source, Resolution string
 	Pass                      bool
+	// Verdict is the card's: PASS, FAIL or INCONCLUSIVE; Undecided says
+	// why each inconclusive cell is.
+	Verdict   string
+	Undecided []string
 	// RunsText counts a report's runs per class; check says its runs per
 	// sample once, for the page.
 	RunsText string
@@ -117,7 +122,7 @@ type timelineGroup struct {
 // worst run per class and of each drill run, on a time axis in ms.
 func WritePage(w io.Writer, p Page, cards []*Card) error {
 	v := pageView{Page: p, CSS: template.CSS(css), Generated: p.Generated.UTC().Format(time.RFC3339), Legend: legend(),
-		Pass: strings.HasPrefix(p.Verdict, "PASS")}
+		Pass: strings.HasPrefix(p.Verdict, "PASS"), Undecided: strings.HasPrefix(p.Verdict, Inconclusive)}
 	if p.About != nil {
 		v.Lines = p.About.Lines()
 	}
@@ -142,7 +147,10 @@ func Timeline(title string, r *Run) string {
 
 // cardViewOf is the card as the page shows it.
 func cardViewOf(c *Card, runsPerSample int) cardView {
-	v := cardView{Title: c.Title(), Source: c.Source, Resolution: c.Resolution, Pass: c.Pass, Triage: c.Triage, SmallSamples: c.smallSamples()}
+	v := cardView{Title: c.Title(), Source: c.Source, Resolution: c.Resolution, Pass: c.Pass, Verdict: c.Verdict, Triage: c.Triage, SmallSamples: c.smallSamples()}
+	for _, ce := range c.InconclusiveCells() {
+		v.Undecided = append(v.Undecided, ce.Sample+" "+rowNames[ce.Row]+": "+ce.Why)
+	}
 	if len(c.Samples) > 0 {
 		if runsPerSample == 0 {
 			v.RunsText = c.runsText(0)
@@ -178,6 +186,8 @@ func (c *Card) table() *tableView {
 				cv.Class = "ok"
 			case "OVER", "FAIL":
 				cv.Class = "over"
+			case Inconclusive:
+				cv.Class = "inconclusive"
 			}
 			if d, ok := c.dist(row, s); ok && d.N() > 0 {
 				cv.Strip = stripOf(ce, d)

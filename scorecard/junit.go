@@ -35,7 +35,13 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+// junitSkipped marks an inconclusive cell: neither passed nor failed.
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -77,6 +83,11 @@ func WriteJUnitPage(w io.Writer, p Page, cards []*Card) error {
 		all.Failures += s.Failures
 		all.Suites = append(all.Suites, s)
 	}
+	return writeJUnit(w, all)
+}
+
+// writeJUnit writes the suites as an indented XML document.
+func writeJUnit(w io.Writer, all junitSuites) error {
 	io.WriteString(w, xml.Header)
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
@@ -97,7 +108,7 @@ func junitSuiteOf(name string, c *Card) junitSuite {
 	case c.Region != "":
 		scope, class = c.Target+" region "+c.Region, "streamprobe."+c.Region+"."+c.Target
 	}
-	s := junitSuite{Name: name + " " + scope}
+	s := junitSuite{Name: name + " " + scope, Properties: []junitProperty{{"card_verdict", c.Verdict}}}
 	for _, n := range c.smallSamples() {
 		sample, note, _ := strings.Cut(n, ": ")
 		s.Properties = append(s.Properties, junitProperty{"small_sample." + sample, note + " (" + SmallSampleNote + ")"})
@@ -108,8 +119,11 @@ func junitSuiteOf(name string, c *Card) junitSuite {
 			text += "; small sample: " + ce.SmallSample
 		}
 		tc := junitCase{Name: ce.Sample + " " + rowNames[ce.Row], Classname: class + "." + ce.Sample, SystemOut: text}
-		if ce.Over {
+		switch {
+		case ce.Over:
 			tc.Failure = &junitFailure{Message: ce.Why, Type: "over_budget", Text: ce.Sample + " " + rowNames[ce.Row] + ": " + ce.Why}
+		case ce.Verdict == Inconclusive:
+			tc.Skipped = &junitSkipped{Message: "inconclusive: " + ce.Why}
 		}
 		s.Cases = append(s.Cases, tc)
 	}

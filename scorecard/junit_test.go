@@ -30,9 +30,9 @@ func TestJUnit(t *testing.T) {
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, b.String())
 	}
-	// 3 classes x 7 rows + 1 drill; failures: short gap, short stall
-	// share, cancel outcomes, the drill.
-	if doc.Tests != 22 || doc.Failures != 4 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 22 {
+	// 3 classes x 7 rows + 1 drill; failures: short stall share, cancel
+	// outcomes, the drill (short gap is inconclusive on 5 runs).
+	if doc.Tests != 22 || doc.Failures != 3 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 22 {
 		t.Fatalf("tests %d failures %d suites %d", doc.Tests, doc.Failures, len(doc.Suites))
 	}
 	var msgs []string
@@ -41,8 +41,7 @@ func TestJUnit(t *testing.T) {
 			msgs = append(msgs, c.Name+": "+c.Failure.Message)
 		}
 	}
-	want := []string{"short gap: p95 259 ms over the 100 ms budget",
-		"short stalled >250ms: 5 of 5 runs stalled over 250 ms (100%), over the 5% budget", "cancel outcomes: 1 of 5 runs did not end as the cancel sample should; 1 like this one: upstream_error (request_id cancel-04)",
+	want := []string{"short stalled >250ms: 5 of 5 runs stalled over 250 ms (100%, 95% interval 47.8..100%), over the 5% budget", "cancel outcomes: 1 of 5 runs did not end as the cancel sample should; 1 like this one: upstream_error (request_id cancel-04)",
 		"drill drop: resume replayed id 3 again: off-by-one replay (sent Last-Event-ID: 3)"}
 	if strings.Join(msgs, "|") != strings.Join(want, "|") {
 		t.Errorf("failures %q", msgs)

@@ -96,11 +96,16 @@ type stripView struct {
 	// to BucketTop.
 	BucketXs        []float64
 	Base, BucketTop float64
-	ECDF            string
-	Dots            []dot
-	Axis            axis
-	Marks           []mark
-	Labels          []caption
+	// Top and PlotH are where the plot starts and how high it is.
+	Top, PlotH float64
+	ECDF       string
+	Dots       []dot
+	Axis       axis
+	Marks      []mark
+	Labels     []caption
+	// CI is the p95's interval, a band under the plot's marks (nil when
+	// it has neither bound).
+	CI *band
 }
 
 // dot is one value drawn as a dot, titled with the value.
@@ -159,7 +164,7 @@ func stripOf(ce *Cell, d Dist) *stripView {
 	span, step := axisSpan(hi*1.05, width-left-right)
 	x := func(ms float64) float64 { return left + min(ms, span)/span*(width-left-right) }
 	base := top + plotH
-	v := &stripView{Row: ce.Row, RowName: rowNames[ce.Row], Sample: ce.Sample, Width: width, Height: base + 30, N: d.N(), Base: base, BucketTop: base - 4}
+	v := &stripView{Row: ce.Row, RowName: rowNames[ce.Row], Sample: ce.Sample, Width: width, Height: base + 30, N: d.N(), Base: base, BucketTop: base - 4, Top: top, PlotH: plotH}
 	v.ECDF, v.BucketXs = ecdf(d, x, func(share float64) float64 { return base - share*plotH }, span)
 	if d.Buckets == nil && len(d.Values) <= maxDots {
 		for i, val := range d.Values {
@@ -191,6 +196,16 @@ func stripOf(ce *Cell, d Dist) *stripView {
 		v.DataBudget = fmt.Sprintf("%g", *t.Budget)
 		v.Marks = append(v.Marks, mark{Class: "budget", X: x(*t.Budget), Y1: top - 4, Y2: base, Title: "p95 budget " + msText(*t.Budget)})
 		labels = append(labels, label{x: x(*t.Budget) + 2, text: "budget"})
+	}
+	if ce.Confidence > 0 && (t.P95Lo != nil || t.P95Hi != nil) {
+		lo, hi := 0.0, span
+		if t.P95Lo != nil {
+			lo = *t.P95Lo
+		}
+		if t.P95Hi != nil {
+			hi = min(*t.P95Hi, span)
+		}
+		v.CI = &band{X: x(lo), W: max(1, x(hi)-x(lo)), From: lo, To: hi}
 	}
 	// The marks' names, in lanes at the top of the plot.
 	for _, l := range layout(labels, width-2) {

@@ -9,10 +9,11 @@ import (
 )
 
 const (
-	red   = "\x1b[31m"
-	green = "\x1b[32m"
-	bold  = "\x1b[1m"
-	reset = "\x1b[0m"
+	red    = "\x1b[31m"
+	green  = "\x1b[32m"
+	yellow = "\x1b[33m"
+	bold   = "\x1b[1m"
+	reset  = "\x1b[0m"
 )
 
 // shown is a text of the card as a terminal may print it: what came from
@@ -20,6 +21,18 @@ const (
 // records back from files, so every free text passes the gate again
 // (control characters made visible; it changes nothing on a clean text).
 func shown(s string) string { return textgate.Scrub(s, nil, 0) }
+
+// paintVerdict is a verdict in its colour: PASS green, FAIL red,
+// INCONCLUSIVE yellow.
+func paintVerdict(v string, color bool) string {
+	switch v {
+	case Pass:
+		return paint(v, green, color)
+	case Inconclusive:
+		return paint(v, yellow, color)
+	}
+	return paint(v, red, color)
+}
 
 func paint(s, code string, color bool) string {
 	if !color {
@@ -44,7 +57,7 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 		fmt.Fprintf(&b, "  resolution: %s\n", c.Resolution)
 	}
 	if len(c.Samples) > 0 {
-		fmt.Fprintf(&b, "  %s; cells: p50 / p95 (<= p95 budget)\n", c.runsText(runsPerSample))
+		fmt.Fprintf(&b, "  %s; cells: p50 / p95 [the p95's %s] (<= p95 budget)\n", c.runsText(runsPerSample), c.levelText())
 		if runsPerSample > 0 {
 			b.WriteString("  " + DashboardNote + "\n")
 		}
@@ -63,17 +76,19 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 			fmt.Fprintf(&b, "    %s %s: %s\n", shown(ce.Sample), rowNames[ce.Row], shown(ce.Why))
 		}
 	}
+	if undecided := c.InconclusiveCells(); len(undecided) > 0 {
+		b.WriteString("  inconclusive cells (the interval straddles the budget: more runs decide)\n")
+		for _, ce := range undecided {
+			fmt.Fprintf(&b, "    %s %s: %s\n", shown(ce.Sample), rowNames[ce.Row], shown(ce.Why))
+		}
+	}
 	if len(c.Triage) > 0 {
 		b.WriteString("  triage, in the scorecard's order\n")
 		for _, t := range c.Triage {
 			fmt.Fprintf(&b, "    %s\n", shown(t))
 		}
 	}
-	verdict := paint("PASS", green, color)
-	if !c.Pass {
-		verdict = paint("FAIL", red, color)
-	}
-	fmt.Fprintf(&b, "  verdict: %s (%d red cell(s), %d failing drill(s))\n", verdict, len(c.RedCells()), c.failedDrills())
+	fmt.Fprintf(&b, "  verdict: %s (%d red cell(s), %d inconclusive, %d failing drill(s))\n", paintVerdict(c.Verdict, color), len(c.RedCells()), len(c.InconclusiveCells()), c.failedDrills())
 	return b.String()
 }
 
@@ -105,7 +120,7 @@ func WritePageText(w io.Writer, p Page, cards []*Card, color bool) error {
 // textTable writes the cells, a column per class, each cell's text
 // followed by its mark.
 func (c *Card) textTable(b *strings.Builder, color bool) {
-	const w0, w = 16, 34
+	const w0, w = 16, 46
 	head := fmt.Sprintf("  %-*s", w0, "")
 	for _, s := range c.Samples {
 		head += fmt.Sprintf("%-*s", w, s)
@@ -120,7 +135,11 @@ func (c *Card) textTable(b *strings.Builder, color bool) {
 			pad := w - len(text)
 			if mark != "" {
 				code := green
-				if mark != "ok" {
+				switch mark {
+				case "ok":
+				case Inconclusive:
+					code = yellow
+				default:
 					code = red
 				}
 				line.WriteString(" " + paint(mark, code, color))

@@ -44,9 +44,9 @@ func junitProps(t *testing.T, path string) []map[string]string {
 }
 
 // check's outputs say where they come from: the page verdict first, the
-// host, the config and the version, in the text, JSON, JUnit and HTML;
-// 2 runs per sample get the small-sample note, without changing the
-// verdict.
+// host, the config, the plan and the version, in the text, JSON, JUnit
+// and HTML; 2 runs per sample get the small-sample note, and decide no
+// p95: INCONCLUSIVE, exit 3.
 func TestCheckSaysWhatItIs(t *testing.T) {
 	cfg := writeConfig(t, `host = "probe-7"
 [[target]]
@@ -62,10 +62,11 @@ tail = "20s"
 	dir := t.TempDir()
 	junit, page := filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.html")
 	code, out, stderr := runCmd(t, "check", "-config", cfg, "-runs", "2", "-junit", junit, "-html", page)
-	if code != exitOK {
+	if code != exitInconclusive {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	head := fmt.Sprintf("streamprobe check: PASS (1 of 1 target(s) pass)\n  host:    probe-7\n  config:  %s\n  version: %s\n\ntarget chat\n", cfg, version.String())
+	const verdict, plan = "INCONCLUSIVE (1 of 1 target(s) inconclusive, none failed)", "2 runs per sample, one look at 95% confidence"
+	head := fmt.Sprintf("streamprobe check: %s\n  host:    probe-7\n  config:  %s\n  plan:    %s\n  version: %s\n\ntarget chat\n", verdict, cfg, plan, version.String())
 	if !strings.HasPrefix(out, head) {
 		t.Errorf("text head:\n%s\nwant:\n%s", out, head)
 	}
@@ -73,12 +74,12 @@ tail = "20s"
 		t.Errorf("no small-sample note:\n%s", out)
 	}
 	props := junitProps(t, junit)
-	if len(props) != 1 || props[0]["verdict"] != "PASS (1 of 1 target(s) pass)" || props[0]["host"] != "probe-7" || props[0]["config"] != cfg ||
+	if len(props) != 1 || props[0]["verdict"] != verdict || props[0]["plan"] != plan || props[0]["host"] != "probe-7" || props[0]["config"] != cfg ||
 		props[0]["version"] != version.String() || !strings.HasPrefix(props[0]["small_sample.short"], "p95 on 2 run(s)") {
 		t.Errorf("junit properties %v", props)
 	}
 	html, _ := os.ReadFile(page)
-	for _, want := range []string{`<p class="verdict" id="verdict"><b class="pass">PASS (1 of 1 target(s) pass)</b></p>`, "<th>host</th><td>probe-7</td>",
+	for _, want := range []string{`<p class="verdict" id="verdict"><b class="inconclusive">` + verdict + `</b></p>`, "<th>host</th><td>probe-7</td>", "<th>plan</th><td>" + plan + "</td>",
 		"<th>config</th><td>" + cfg + "</td>", "<th>version</th><td>" + version.String() + "</td>", "Small samples (a note, not a verdict"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("html lacks %q", want)
@@ -87,14 +88,15 @@ tail = "20s"
 	code, out, _ = runCmd(t, "check", "-config", cfg, "-runs", "2", "-json")
 	var doc struct {
 		Verdict string `json:"verdict"`
+		Result  string `json:"result"`
 		About   struct {
-			Host, Config, Version string
+			Host, Config, Plan, Version string
 		} `json:"about"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitInconclusive {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
-	if doc.Verdict != "PASS (1 of 1 target(s) pass)" || doc.About.Host != "probe-7" || doc.About.Config != cfg || doc.About.Version != version.String() {
+	if doc.Verdict != verdict || doc.Result != "INCONCLUSIVE" || doc.About.Host != "probe-7" || doc.About.Config != cfg || doc.About.Plan != plan || doc.About.Version != version.String() {
 		t.Errorf("json %+v", doc)
 	}
 }
@@ -122,13 +124,14 @@ func TestReportSaysWhatItCovers(t *testing.T) {
 	dir := t.TempDir()
 	junit, page := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
 	args := []string{"report", "-config", cfg, "-log", "eu=" + eu, "-log", "us=" + us, "-log", ap}
+	// 2 to 10 runs a card decide no p95: INCONCLUSIVE, exit 3.
 	code, out, stderr := runCmd(t, append(args, "-junit", junit, "-html", page)...)
-	if code != exitOK {
+	if code != exitInconclusive {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 	covers := "first run 2026-12-03T09:58:00Z, last run 2026-12-03T10:09:00Z (window: every run in the data)"
 	sources := "eu=" + eu + ", us=" + us + ", " + ap
-	head := fmt.Sprintf("streamprobe report: PASS (4 of 4 card(s) pass)\n  covers:  %s\n  sources: %s\n  hosts:   probe-ap-1\n  regions: ap, eu, us\n  version: %s\n\n",
+	head := fmt.Sprintf("streamprobe report: INCONCLUSIVE (4 of 4 card(s) inconclusive, none failed)\n  covers:  %s\n  sources: %s\n  hosts:   probe-ap-1\n  regions: ap, eu, us\n  version: %s\n\n",
 		covers, sources, version.String())
 	if !strings.HasPrefix(out, head) {
 		t.Errorf("text head:\n%.600s\nwant:\n%s", out, head)
@@ -139,7 +142,7 @@ func TestReportSaysWhatItCovers(t *testing.T) {
 		}
 	}
 	html, _ := os.ReadFile(page)
-	for _, want := range []string{`<b class="pass">PASS (4 of 4 card(s) pass)</b>`, "<th>covers</th><td>" + covers + "</td>", "<th>sources</th><td>" + sources + "</td>",
+	for _, want := range []string{`<b class="inconclusive">INCONCLUSIVE (4 of 4 card(s) inconclusive, none failed)</b>`, "<th>covers</th><td>" + covers + "</td>", "<th>sources</th><td>" + sources + "</td>",
 		"<th>hosts</th><td>probe-ap-1</td>", "<th>regions</th><td>ap, eu, us</td>"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("html lacks %q", want)
@@ -159,11 +162,11 @@ func TestReportSaysWhatItCovers(t *testing.T) {
 			Version  string   `json:"version"`
 		} `json:"about"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitInconclusive {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
 	a := doc.About
-	if doc.Verdict != "PASS (3 of 3 card(s) pass)" || a.FirstRun != "2026-12-03T10:00:00Z" || a.LastRun != "2026-12-03T10:04:00Z" ||
+	if doc.Verdict != "INCONCLUSIVE (3 of 3 card(s) inconclusive, none failed)" || a.FirstRun != "2026-12-03T10:00:00Z" || a.LastRun != "2026-12-03T10:04:00Z" ||
 		a.Window != "runs from 2026-12-03T10:00:00Z to 2026-12-03T10:05:00Z" || len(a.Sources) != 3 || len(a.Hosts) != 0 ||
 		strings.Join(a.Regions, ",") != "eu,us" || a.Version != version.String() {
 		t.Errorf("json %s %+v", doc.Verdict, a)

@@ -3,43 +3,69 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/streamprobe/streamprobe/config"
-	"github.com/streamprobe/streamprobe/internal/jobs"
+	"github.com/streamprobe/streamprobe/internal/stats"
 	"github.com/streamprobe/streamprobe/internal/version"
-	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/scorecard"
 )
 
-const checkUsage = `Usage: streamprobe check -config FILE [-target NAME]... [-runs N] [-concurrency C] [-q] [-json] [-junit FILE] [-html FILE]
+const checkUsage = `Usage: streamprobe check -config FILE [-target NAME]... [-runs auto|N] [-max-runs N] [-max-time D]
+       [-confidence C] [-inconclusive 3|pass|fail] [-concurrency C] [-q] [-json] [-junit FILE] [-html FILE]
 
-The acceptance check before a rollout: runs each configured sample N times
-per target (and each configured drill once), and prints a scorecard per
+The acceptance check before a rollout: runs each configured sample per
+target (and each configured drill once), and prints a scorecard per
 target: columns short, long, cancel; rows TFC, gap, tail, close, the share
-of runs that stalled over 250 ms (red over the class's stall_share, default
-5%), suspected proxy buffering (red in half the runs or more), and outcome
-counts. Each cell shows p50 and p95 against the [budget.<sample>] p95
-budget. Red cells get the scorecard article's triage in its fixed order. Exit 0 when every cell is within budget
-and every drill passes, 1 otherwise, 2 for a config or usage error.
+of runs that stalled over 250 ms (budget stall_share, default 5%),
+suspected proxy buffering (red in half the runs or more), and outcome
+counts. Each timing cell shows p50 and p95, and the p95's distribution-free
+confidence interval (order statistics) against the [budget.<sample>] p95
+budget (a target's [target.budget.<sample>] first); the shares have exact
+binomial intervals. A cell is PASS when its whole interval is within its
+budget, FAIL when wholly over, INCONCLUSIVE otherwise, with the runs that
+would decide it. Red cells get the scorecard article's triage.
+
+-runs auto (the default) runs in looks (20, 40, then every 40 more runs per
+sample, interleaved across samples and targets) until every cell of a class
+is decided, or -max-runs or -max-time is reached; the error rate of the
+whole procedure stays within 1 - confidence (alpha spent over the looks in
+proportion to their runs). -runs N is one look at N runs.
+
+Exit 0 when every cell passes and every drill passes, 1 when a cell or a
+drill fails, 3 when none fails but a cell is inconclusive (-inconclusive
+pass or fail counts it so instead), 2 for a config or usage error.
 
 Flags:
 `
 
+// The plan of check's -runs auto: the first look, and the caps.
+const (
+	firstLook       = 20
+	defaultMaxRuns  = 200
+	defaultMaxTime  = 10 * time.Minute
+	defaultCheckCon = 4
+)
+
 // checkFlags are check's flags.
 type checkFlags struct {
-	config     string
-	targets    listFlag
-	runs, conc int
-	quiet      bool
-	out        cardOutputs
+	config  string
+	targets listFlag
+	runs    runsFlag
+	maxRuns int
+	maxTime time.Duration
+	conc    int
+	quiet   bool
+	verdict verdictFlags
+	out     cardOutputs
 }
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -64,16 +90,24 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	defer stop()
-	results, interrupted := measure(ctx, f, all, stderr)
-	cards := checkCards(cfg, f.targets, results)
-	if interrupted && !f.out.asJSON {
+	m := measure(ctx, f, cfg, all, stderr)
+	cards := scorecard.Cards(cfg, f.targets, m.results)
+	for _, c := range cards {
+		c.Judge(m.alphaOf(c.Target))
+	}
+	if m.interrupted && !f.out.asJSON {
 		fmt.Fprintln(stdout, "INTERRUPTED: the cards below hold only the runs that finished before the interrupt")
 	}
-	pass := !interrupted && allPass(cards)
-	doc := map[string]any{"pass": pass, "interrupted": interrupted, "runs_per_sample": f.runs, "targets": cards}
-	about := &scorecard.About{Command: "check", Version: version.String(), Host: cfg.Host, Config: f.config}
-	return f.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe check", Generated: time.Now(), RunsPerSample: f.runs,
-		Verdict: scorecard.Verdict(cards, pass, "target"), About: about})
+	result := scorecard.Result(cards, m.interrupted)
+	doc := map[string]any{"pass": result == scorecard.Pass, "result": result, "interrupted": m.interrupted, "targets": cards, "plan": m.planDoc()}
+	runsPerSample := 0
+	if f.runs.n > 0 {
+		runsPerSample = f.runs.n
+		doc["runs_per_sample"] = f.runs.n
+	}
+	about := &scorecard.About{Command: "check", Version: version.String(), Host: cfg.Host, Config: f.config, Plan: m.planText()}
+	return f.out.write(stdout, stderr, cards, f.verdict.exit(result), doc, scorecard.Page{Title: "streamprobe check", Generated: time.Now(), RunsPerSample: runsPerSample,
+		Verdict: scorecard.Verdict(cards, m.interrupted, "target"), About: about})
 }
 
 // parseCheckFlags reads check's flags and checks them, and that the output
@@ -83,17 +117,28 @@ func parseCheckFlags(args []string, stdout, stderr io.Writer) (*checkFlags, int,
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	path := configFlag(fs)
 	fs.Var(&f.targets, "target", "only this target (repeatable; default: every target)")
-	fs.IntVar(&f.runs, "runs", 20, "runs of each sample per target")
-	fs.IntVar(&f.conc, "concurrency", 4, "runs in flight at once")
+	fs.Var(&f.runs, "runs", "runs of each sample per target: auto (looks of runs until every cell is decided, up to -max-runs and -max-time) or a number (one look)")
+	fs.IntVar(&f.maxRuns, "max-runs", defaultMaxRuns, "-runs auto: the most runs of each sample per target")
+	fs.DurationVar(&f.maxTime, "max-time", defaultMaxTime, "-runs auto: the longest the runs may take; then the runs in flight finish and no look starts")
+	fs.IntVar(&f.conc, "concurrency", defaultCheckCon, "runs in flight at once")
 	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr (by default one line per target/sample as its runs finish; on a terminal one line kept up to date)")
+	f.verdict.flags(fs)
 	f.out.flags(fs, "print one JSON summary instead of the tables", "also write JUnit XML to this file (one testcase per cell and per drill)",
 		"also write a self-contained HTML report with timelines to this file")
 	if code, ok := parseFlags(fs, args, stdout, stderr, checkUsage); !ok {
 		return nil, code, false
 	}
 	f.config = *path
-	if f.runs < 1 || f.conc < 1 {
-		fmt.Fprintf(stderr, "streamprobe check: -runs and -concurrency must be 1 or more\n")
+	switch {
+	case f.maxRuns < 1 || f.conc < 1:
+		fmt.Fprintf(stderr, "streamprobe check: -max-runs and -concurrency must be 1 or more\n")
+		return nil, exitUsage, false
+	case f.maxTime <= 0:
+		fmt.Fprintf(stderr, "streamprobe check: -max-time must be a positive duration\n")
+		return nil, exitUsage, false
+	}
+	if err := f.verdict.check(); err != nil {
+		fmt.Fprintf(stderr, "streamprobe check: %v\n", err)
 		return nil, exitUsage, false
 	}
 	for _, o := range []struct{ flag, path string }{{"-junit", f.out.junit}, {"-html", f.out.html}} {
@@ -105,44 +150,75 @@ func parseCheckFlags(args []string, stdout, stderr io.Writer) (*checkFlags, int,
 	return f, exitOK, true
 }
 
-// measure runs the jobs of the selected targets, samples f.runs times
-// and drills once, saying how far it got on stderr (progress); interrupted when
-// ctx ended first, and then says so on stderr.
-func measure(ctx context.Context, f *checkFlags, all []jobs.Job, stderr io.Writer) (map[string][]scorecard.Run, bool) {
-	var todo []jobs.Job
-	for _, j := range all {
-		if len(f.targets) > 0 && !slices.Contains(f.targets, j.Target.Name) {
-			continue
-		}
-		todo = append(todo, j)
+// plan is the statistical plan f asks for: one look at -runs N, or the
+// looks of -runs auto up to -max-runs.
+func (f *checkFlags) plan() stats.Plan {
+	alpha := 1 - f.verdict.confidence
+	if f.runs.n > 0 {
+		return stats.FixedPlan(f.runs.n, alpha)
 	}
-	progress := newProgress(stderr, todo, f.runs, f.quiet)
-	results := runAll(ctx, todo, f.runs, f.conc, progress)
-	progress.done()
-	if ctx.Err() == nil {
-		return results, false
-	}
-	n := 0
-	for _, rs := range results {
-		n += len(rs)
-	}
-	fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, progress.total)
-	return results, true
+	return stats.SpendingPlan(firstLook, f.maxRuns, alpha)
 }
 
-// checkCards makes the card of each selected target, its samples in
-// their fixed order, from its runs (scorecard.Cards: the daemon's status
-// page judges with the same).
-func checkCards(cfg *config.Config, targets []string, results map[string][]scorecard.Run) []*scorecard.Card {
-	return scorecard.Cards(cfg, targets, results)
+// runsFlag is -runs: "auto" (n 0) or a number of runs.
+type runsFlag struct{ n int }
+
+func (r *runsFlag) String() string {
+	if r == nil || r.n == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(r.n)
 }
 
-// budgetsOf are the config's [budget.<sample>] tables as the scorecard
-// takes them.
-func budgetsOf(cfg *config.Config) map[string]scorecard.Budget { return scorecard.Budgets(cfg) }
+func (r *runsFlag) Set(v string) error {
+	if v == "auto" {
+		r.n = 0
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return errors.New("want auto or a number of runs, 1 or more")
+	}
+	r.n = n
+	return nil
+}
 
-func allPass(cards []*scorecard.Card) bool {
-	return !slices.ContainsFunc(cards, func(c *scorecard.Card) bool { return !c.Pass })
+// verdictFlags are -confidence and -inconclusive, which check, report
+// and compare share: the level of the intervals, and the exit code of an
+// inconclusive page.
+type verdictFlags struct {
+	confidence   float64
+	inconclusive string
+}
+
+func (v *verdictFlags) flags(fs *flag.FlagSet) {
+	fs.Float64Var(&v.confidence, "confidence", scorecard.DefaultConfidence, "the confidence of the intervals and of the verdicts, from 0.5 to 0.9999")
+	fs.StringVar(&v.inconclusive, "inconclusive", "3", "the exit code of an inconclusive verdict: 3, or pass (0) or fail (1) for CI systems that know only two")
+}
+
+func (v *verdictFlags) check() error {
+	if !(v.confidence >= 0.5 && v.confidence <= 0.9999) {
+		return fmt.Errorf("-confidence %g: want a level from 0.5 to 0.9999 (0.95 is 95%%)", v.confidence)
+	}
+	if !slices.Contains([]string{"3", "pass", "fail"}, v.inconclusive) {
+		return fmt.Errorf("-inconclusive %q: want 3, pass or fail", v.inconclusive)
+	}
+	return nil
+}
+
+// exit is the exit code of a page's result.
+func (v *verdictFlags) exit(result string) int {
+	switch {
+	case result == scorecard.Pass:
+		return exitOK
+	case result == scorecard.Fail:
+		return exitFail
+	case v.inconclusive == "pass":
+		return exitOK
+	case v.inconclusive == "fail":
+		return exitFail
+	}
+	return exitInconclusive
 }
 
 // cardOutputs are the outputs check and report share: one JSON document
@@ -162,10 +238,9 @@ func (o *cardOutputs) flags(fs *flag.FlagSet, json, junit, html string) {
 
 // write writes the cards: doc as JSON or the cards as text (coloured on
 // a terminal unless NO_COLOR is set), then the files asked for, and
-// returns the exit code: exitOK when the cards pass and every file was
-// written, exitFail otherwise (a file that could not be written is said
-// on stderr).
-func (o cardOutputs) write(stdout, stderr io.Writer, cards []*scorecard.Card, pass bool, doc map[string]any, page scorecard.Page) int {
+// returns the exit code: code when every file was written, exitFail
+// otherwise (a file that could not be written is said on stderr).
+func (o cardOutputs) write(stdout, stderr io.Writer, cards []*scorecard.Card, code int, doc map[string]any, page scorecard.Page) int {
 	if o.asJSON {
 		doc["verdict"], doc["about"] = page.Verdict, page.About
 		json.NewEncoder(stdout).Encode(doc)
@@ -188,10 +263,7 @@ func (o cardOutputs) write(stdout, stderr io.Writer, cards []*scorecard.Card, pa
 			return exitFail
 		}
 	}
-	if !pass {
-		return exitFail
-	}
-	return exitOK
+	return code
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
@@ -215,102 +287,4 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// runAll runs every job (samples n times, drills once) with at most conc
-// in flight, and returns the runs by target.
-func runAll(ctx context.Context, todo []jobs.Job, n, conc int, p *progress) map[string][]scorecard.Run {
-	type task struct {
-		j jobs.Job
-	}
-	var tasks []task
-	for _, j := range todo {
-		for range runsOf(j, n) {
-			tasks = append(tasks, task{j})
-		}
-	}
-	out := map[string][]scorecard.Run{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, conc)
-	for _, t := range tasks {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			res := t.j.Run(ctx, nil)
-			if ctx.Err() != nil {
-				return // cut by the interrupt: not a measurement
-			}
-			run := scorecard.FromResult(res)
-			mu.Lock()
-			out[t.j.Target.Name] = append(out[t.j.Target.Name], run)
-			mu.Unlock()
-			p.add(t.j, res.Record)
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-// progress says on stderr what check is doing: on a terminal one line
-// kept up to date; otherwise (a CI log) one line per target/sample and
-// target/drill, when its runs are done. Silent with -q.
-type progress struct {
-	w            io.Writer
-	term, quiet  bool
-	mu           sync.Mutex
-	total, n, ko int
-	want         map[string]int // runs a job has to make, by job name
-	got, failed  map[string]int
-}
-
-func newProgress(w io.Writer, todo []jobs.Job, runs int, quiet bool) *progress {
-	f, ok := w.(*os.File)
-	p := &progress{w: w, term: ok && isTerminal(f), quiet: quiet, want: map[string]int{}, got: map[string]int{}, failed: map[string]int{}}
-	for _, j := range todo {
-		p.want[j.Name] = runsOf(j, runs)
-		p.total += p.want[j.Name]
-	}
-	return p
-}
-
-func (p *progress) add(j jobs.Job, r probe.Record) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.n++
-	p.got[j.Name]++
-	if !r.Passed() {
-		p.ko++
-		p.failed[j.Name]++
-	}
-	switch {
-	case p.quiet:
-	case p.term:
-		fmt.Fprintf(p.w, "\r%d/%d runs done, %d failed so far", p.n, p.total, p.ko)
-	case p.got[j.Name] == p.want[j.Name]:
-		fmt.Fprintf(p.w, "streamprobe check: %s: %d run(s), %d failed (%d/%d runs done)\n", shown(j.Name), p.want[j.Name], p.failed[j.Name], p.n, p.total)
-	}
-}
-
-func (p *progress) done() {
-	if p.term && !p.quiet {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
-}
-
-// runsOf is how many runs check makes of j: runs for a sample, one for a
-// drill.
-func runsOf(j jobs.Job, runs int) int {
-	if j.Drill.Name != "" {
-		return 1
-	}
-	return runs
 }

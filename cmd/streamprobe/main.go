@@ -20,6 +20,9 @@ const (
 	exitOK    = 0
 	exitFail  = 1 // the probe ran and found a failure
 	exitUsage = 2 // bad usage or bad input
+	// exitInconclusive: check, report or compare could not decide (an
+	// interval straddles its budget or margin) and found no failure.
+	exitInconclusive = 3
 )
 
 const usage = `streamprobe: a client-side synthetic probe for streamed answers (SSE).
@@ -30,7 +33,7 @@ Usage:
   streamprobe run [-config FILE]      run the scheduled daemon (metrics push, /metrics)
   streamprobe validate [-config FILE] check a config file
                                       (run and validate read /etc/streamprobe/probe.toml without -config)
-  streamprobe check -config FILE      the acceptance check before a rollout: scorecard, exit 0 or 1
+  streamprobe check -config FILE      the acceptance check before a rollout: scorecard, exit 0, 1 or 3 (inconclusive)
   streamprobe report -config FILE -log FILE | -vm URL
                                       the scorecard over a window of results logs or VictoriaMetrics, by region
   streamprobe help [command]          show help for a command
@@ -38,7 +41,8 @@ Usage:
 
 Run 'streamprobe COMMAND -h' for the flags of a command; 'streamprobe' alone
 prints this text (exit 0).
-Exit codes: 0 success, 1 the probe found a failure, 2 bad usage.
+Exit codes: 0 success, 1 the probe found a failure, 2 bad usage, 3 inconclusive
+(check, report: more runs would decide).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -59,7 +59,7 @@ stall_share = 1.0
 			"long buffering: suspected proxy buffering in 2 of 2 runs: ",
 			"short, 3. TFC vs prompt size: long p50 ",
 			"flat across prompt sizes; suspected proxy buffering (see the buffering row)",
-			"verdict: FAIL (2 red cell(s), 0 failing drill(s))",
+			"verdict: FAIL (2 red cell(s), ",
 		} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("check output lacks %q:\n%s", want, stdout)
@@ -87,9 +87,11 @@ stall_share = 1.0
 	t.Run("proxy_buffering off", func(t *testing.T) {
 		t.Parallel()
 		px := nginxtest.Start(t, up.URL, "proxy_buffering off;")
+		// 2 runs within the budgets: nothing red, the p95s undecided
+		// (exit 3).
 		code, stdout, stderr := runCmd(t, "check", "-config", cfg(px.URL), "-runs", "2", "-concurrency", "2")
-		if code != exitOK || strings.Count(stdout, "none ok") != 2 || strings.Contains(stdout, "suspected proxy buffering") {
-			t.Errorf("exit %d, want 0 and no buffering named\n%s\n%s", code, stdout, stderr)
+		if code != exitInconclusive || strings.Count(stdout, "none ok") != 2 || strings.Contains(stdout, "suspected proxy buffering") {
+			t.Errorf("exit %d, want 3 and no buffering named\n%s\n%s", code, stdout, stderr)
 		}
 	})
 }

@@ -19,7 +19,7 @@ import (
 )
 
 const reportUsage = `Usage: streamprobe report -config FILE (-log [REGION=]FILE... | -vm URL) [-since T] [-until T]
-       [-target NAME]... [-region NAME]... [-json] [-junit FILE] [-html FILE]
+       [-target NAME]... [-region NAME]... [-confidence C] [-inconclusive 3|pass|fail] [-json] [-junit FILE] [-html FILE]
 
 The scorecard over a window of data that already exists, without probing
 anything: the records of the daemons' results logs (-log, JSON lines as
@@ -39,9 +39,15 @@ duration back from now (24h); the window holds runs started at or after
 -since and before -until (a record's started_at). With -vm the window ends
 at -until (default now) and starts at -since (default 24h before).
 
+Each budgeted cell has a distribution-free confidence interval (order
+statistics for the p95, exact binomial for the shares) at -confidence, and
+is PASS, FAIL or INCONCLUSIVE by where it lies against the budget, as in
+check.
+
 Exit 0 when every card passes, 1 when a card has a red cell or a failing
-drill, or no run is in the window, 2 for a config or usage error or
-unreadable data.
+drill, or no run is in the window, 3 when none fails but a cell is
+inconclusive (-inconclusive pass or fail counts it so instead), 2 for a
+config or usage error or unreadable data.
 
 Flags:
 `
@@ -52,6 +58,7 @@ type reportFlags struct {
 	logs, targets, regions listFlag
 	vm, since, until       string
 	allTargets             bool
+	verdict                verdictFlags
 	out                    cardOutputs
 }
 
@@ -94,7 +101,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var budget []report.BudgetLine
 	about := &scorecard.About{Command: "report", Version: version.String()}
 	if rf.vm != "" {
-		cards, source, err = vmCards(ctx, rf.vm, &f, now, budgetsOf(cfg), stderr, about)
+		cards, source, err = vmCards(ctx, rf.vm, &f, now, scorecard.BudgetsOf(cfg), stderr, about)
 		if err == nil && len(cfg.SLOs) > 0 {
 			vm := report.VM{URL: rf.vm, HTTP: &http.Client{Timeout: time.Minute}}
 			budget, err = vm.ErrorBudget(ctx, f, objectives(cfg))
@@ -123,17 +130,21 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "streamprobe report: no run in the window")
 		return exitFail
 	}
-	pass := allPass(cards)
+	alpha := 1 - rf.verdict.confidence
+	for _, c := range cards {
+		c.Judge(func(string) float64 { return alpha })
+	}
+	result := scorecard.Result(cards, false)
 	about.Window = windowText(f)
 	if rf.vm != "" {
 		about.Window += " (the buckets hold no run's start time)"
 	}
-	doc := map[string]any{"pass": pass, "source": source, "cards": cards}
+	doc := map[string]any{"pass": result == scorecard.Pass, "result": result, "source": source, "cards": cards}
 	if budget != nil {
 		doc["error_budget"] = budget
 	}
-	code = rf.out.write(stdout, stderr, cards, pass, doc, scorecard.Page{Title: "streamprobe report", Generated: now,
-		Verdict: scorecard.Verdict(cards, pass, "card"), About: about})
+	code = rf.out.write(stdout, stderr, cards, rf.verdict.exit(result), doc, scorecard.Page{Title: "streamprobe report", Generated: now,
+		Verdict: scorecard.Verdict(cards, false, "card"), About: about})
 	if len(budget) > 0 && !rf.out.asJSON {
 		fmt.Fprintf(stdout, "\nerror budget over the window ([slo.<sample>] objectives; %s)\n", about.Window)
 		for _, b := range budget {
@@ -164,12 +175,17 @@ func parseReportFlags(args []string, stdout, stderr io.Writer) (*reportFlags, in
 	fs.Var(&rf.targets, "target", "only this target (repeatable; default: every target)")
 	fs.Var(&rf.regions, "region", "only this region (repeatable; default: every region)")
 	fs.BoolVar(&rf.allTargets, "all-targets", false, "also make cards for targets the config does not name (by default their runs are counted and skipped)")
+	rf.verdict.flags(fs)
 	rf.out.flags(fs, "print one JSON object instead of the tables", "also write JUnit XML to this file (one testsuite per card)",
 		"also write a self-contained HTML report to this file")
 	if code, ok := parseFlags(fs, args, stdout, stderr, reportUsage); !ok {
 		return nil, code, false
 	}
 	rf.config = *path
+	if err := rf.verdict.check(); err != nil {
+		fmt.Fprintf(stderr, "streamprobe report: %v\n", err)
+		return nil, exitUsage, false
+	}
 	return rf, exitOK, true
 }
 
@@ -192,7 +208,7 @@ func (rf *reportFlags) filter(now time.Time) (report.Filter, error) {
 // vmCards are the cards of the window read from VictoriaMetrics at url:
 // the window ends at -until (default now) and starts at -since (default
 // report.DefaultWindow before), set in f.
-func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, budgets map[string]scorecard.Budget, stderr io.Writer, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
+func vmCards(ctx context.Context, url string, f *report.Filter, now time.Time, budgets scorecard.Budgets, stderr io.Writer, about *scorecard.About) ([]*scorecard.Card, map[string]any, error) {
 	if f.Until.IsZero() {
 		f.Until = now
 	}
@@ -238,9 +254,11 @@ func logCards(ctx context.Context, logs []string, f report.Filter, cfg *config.C
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-log: %w", err)
 	}
+	// Each class's TFC budget: a target's own ("target/sample"), else
+	// the sample's.
 	tfc := map[string]float64{}
-	for sample, b := range cfg.Budgets {
-		tfc[sample] = float64(b.TFC.Duration) / 1e6
+	for key, b := range scorecard.BudgetsOf(cfg) {
+		tfc[key] = b.TFC
 	}
 	l, err := report.ReadLogsSLO(ctx, files, f, tfc)
 	if err != nil {
@@ -268,7 +286,7 @@ func logCards(ctx context.Context, logs []string, f report.Filter, cfg *config.C
 		fmt.Fprintf(stderr, "streamprobe report: skipped %d line(s) over %d MiB, the first at %s\n", l.Oversized, report.MaxLine>>20, l.FirstOversized)
 		source["first_oversized"] = l.FirstOversized
 	}
-	return l.Cards(budgetsOf(cfg)), source, l, nil
+	return l.Cards(scorecard.BudgetsOf(cfg)), source, l, nil
 }
 
 // parseWhen reads an RFC 3339 time or a duration back from now; "" is no
