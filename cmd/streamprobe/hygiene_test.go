@@ -104,21 +104,21 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 	}
 }
 
-// check against servers that echo the key, in the stream and in an HTTP
-// error body: its text, JSON, JUnit and HTML outputs hold no piece of it.
-func TestCheckNeverShowsAnEchoedKey(t *testing.T) {
-	const key = "sk-check-echo-0123456789abcdefghijklmnop"
+// echoKeyConfig sets key in STREAMPROBE_TEST_KEY and writes a config of
+// two targets that send it back: echo-stream in its stream, echo-body in
+// a 401's body after pad.
+func echoKeyConfig(t *testing.T, key, pad string) string {
+	t.Helper()
 	t.Setenv("STREAMPROBE_TEST_KEY", key)
 	echo := refserver.NewUnstarted(nil)
 	echo.ScheduleFor = refserver.EchoKey("openai-chat")
 	echo.Start()
 	t.Cleanup(echo.Close)
 	body := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, strings.Repeat("y", 100)+" bad key "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+		http.Error(w, pad+"bad key "+r.Header.Get("Authorization"), http.StatusUnauthorized)
 	}))
 	t.Cleanup(body.Close)
-	dir := t.TempDir()
-	cfg := writeConfig(t, fmt.Sprintf(`
+	return writeConfig(t, fmt.Sprintf(`
 [[target]]
 name = "echo-stream"
 url = "%s/v1?pad=150"
@@ -132,6 +132,14 @@ dialect = "openai-chat"
 bearer_env = "STREAMPROBE_TEST_KEY"
 samples = ["short"]
 `, echo.URL, body.URL))
+}
+
+// check against servers that echo the key, in the stream and in an HTTP
+// error body: its text, JSON, JUnit and HTML outputs hold no piece of it.
+func TestCheckNeverShowsAnEchoedKey(t *testing.T) {
+	const key = "sk-check-echo-0123456789abcdefghijklmnop"
+	cfg := echoKeyConfig(t, key, strings.Repeat("y", 100)+" ")
+	dir := t.TempDir()
 	junit, html := filepath.Join(dir, "check.xml"), filepath.Join(dir, "check.html")
 	for _, asJSON := range []bool{false, true} {
 		args := []string{"check", "-config", cfg, "-runs", "2", "-junit", junit, "-html", html}

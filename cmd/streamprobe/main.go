@@ -36,13 +36,15 @@ Usage:
   streamprobe check -config FILE      the acceptance check before a rollout: scorecard, exit 0, 1 or 3 (inconclusive)
   streamprobe report -config FILE -log FILE | -vm URL
                                       the scorecard over a window of results logs or VictoriaMetrics, by region
+  streamprobe compare -config FILE -baseline A -candidate B
+                                      is the candidate worse than its baseline? exit 0, 1 or 3 (inconclusive)
   streamprobe help [command]          show help for a command
   streamprobe version                 print the version (also -v, --version)
 
 Run 'streamprobe COMMAND -h' for the flags of a command; 'streamprobe' alone
 prints this text (exit 0).
 Exit codes: 0 success, 1 the probe found a failure, 2 bad usage, 3 inconclusive
-(check, report: more runs would decide).
+(check, report, compare: more runs would decide).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -68,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdCheck(ctx, args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(ctx, args[1:], stdout, stderr)
+	case "compare":
+		return cmdCompare(ctx, args[1:], stdout, stderr)
 	case "version", "-version", "--version", "-v":
 		fmt.Fprintf(stdout, "streamprobe %s\n", version.String())
 		return exitOK
@@ -83,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run, validate, check or report; see 'streamprobe help')\n", args[0])
+		fmt.Fprintf(stderr, "streamprobe: unknown command %q (want demo, once, run, validate, check, report or compare; see 'streamprobe help')\n", args[0])
 		return exitUsage
 	}
 }
