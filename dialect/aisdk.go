@@ -2,9 +2,12 @@ package dialect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -38,7 +41,7 @@ func (aiSDKUI) Request(t Target, s Sample, _ bool) (resumeclient.Request, error)
 	body := t.Body
 	if body == nil {
 		var err error
-		body, err = json.Marshal(aiSDKRequest{ID: "streamprobe-" + s.Name, Trigger: "submit-message",
+		body, err = json.Marshal(aiSDKRequest{ID: aiSDKChatID(t, s), Trigger: "submit-message",
 			Messages: []aiSDKMessage{{ID: "streamprobe-" + s.Version, Role: "user", Parts: []aiSDKPart{{Type: "text", Text: s.Prompt}}}}})
 		if err != nil {
 			return resumeclient.Request{}, fmt.Errorf("ai-sdk-ui: encoding request: %w", err)
@@ -80,7 +83,10 @@ func (aiSDKUI) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 		}
 	case p.typ.is("tool-input-available"), p.typ.is("file"):
 		c.Kind = Effective
+	case p.typ.is("start"):
+		c.Begin = true
 	case p.typ.is("finish"):
+		c.Done = true
 		c.Finish = finishOf(p.finishReason, aiSDKFinishes)
 		if c.Finish == FinishContentFilter {
 			c.Message = "finishReason content-filter"
@@ -127,3 +133,76 @@ func (p *aiSDKChunk) part() bool {
 		}
 	})
 }
+
+// aiSDKChatID is the chat id a request names: the sample's, or for a
+// resumable app the run's own (the app keys the chat's active stream by
+// it, so two runs never share one).
+func aiSDKChatID(t Target, s Sample) string {
+	if t.app().Resumable && t.RunID != "" {
+		return "streamprobe-" + t.RunID
+	}
+	return "streamprobe-" + s.Name
+}
+
+// DefaultResumeURL is the resume URL of an AI SDK app when the target
+// names none: the AI SDK's "chatbot resume streams" pattern, GET
+// /api/chat/{id}/stream beside the chat route. {api} is the chat route's
+// URL (without its query), {chatId} the chat's id.
+const DefaultResumeURL = "{api}/{chatId}/stream"
+
+// DefaultStaleChat is the chat id the stale drill resumes: one no app
+// has.
+const DefaultStaleChat = "streamprobe-stale-chat-0"
+
+// ResumerFor resumes an app that says it resumes (Resumable) at its
+// resume URL; any other has no resume.
+func (aiSDKUI) ResumerFor(t Target) Resumer {
+	if !t.app().Resumable {
+		return nil
+	}
+	chat := aiSDKChatID(t, Sample{})
+	if t.Body != nil {
+		var b struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(t.Body, &b) == nil && b.ID != "" {
+			chat = b.ID
+		}
+	}
+	api, _, _ := strings.Cut(t.URL, "?")
+	return aiSDKResume{pattern: cmp.Or(t.app().ResumeURL, DefaultResumeURL), api: strings.TrimSuffix(api, "/"), chat: chat}
+}
+
+// ResumeURL is the resume URL pattern with api and chat filled in.
+func ResumeURL(pattern, api, chat string) string {
+	return strings.NewReplacer("{api}", api, "{chatId}", url.PathEscape(chat)).Replace(pattern)
+}
+
+// aiSDKResume resumes an AI SDK chat's answer as useChat's resume does:
+// GET on the resume URL, no cursor; the app's resumable stream replays the
+// answer from its start part, then goes on live (useChat resets on the
+// start part). 204 says no stream is active.
+type aiSDKResume struct{ pattern, api, chat string }
+
+// Mode: the answer is replayed from its start.
+func (aiSDKResume) Mode() ResumeMode { return Replay }
+
+// Cursor: the events carry none; the resume sends none.
+func (aiSDKResume) Cursor(*resumeclient.Event, Chunk) (string, bool) { return "", false }
+
+// Resume asks for the chat's active stream; a cursor (the stale drill's)
+// names another chat.
+func (r aiSDKResume) Resume(orig resumeclient.Request, cursor, _ string) (resumeclient.Request, error) {
+	h := orig.Header.Clone()
+	h.Del("Content-Type")
+	return resumeclient.Request{Method: http.MethodGet, URL: ResumeURL(r.pattern, r.api, cmp.Or(cursor, r.chat)), Header: h}, nil
+}
+
+func (aiSDKResume) Label(chat string) string {
+	if chat == "" {
+		return "the resume GET"
+	}
+	return "the resume GET of chat " + chat
+}
+
+func (aiSDKResume) StaleCursor() string { return DefaultStaleChat }

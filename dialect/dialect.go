@@ -103,6 +103,14 @@ type Chunk struct {
 	// Tasks): its handle, or a poll's answer. The engine polls it through
 	// the dialect's TaskPoller until a terminal status.
 	Task *TaskState
+	// Begin marks the first event of an answer (the AI SDK's start
+	// part): a Replay resume whose first event is one replayed the
+	// answer from its start.
+	Begin bool
+	// Done marks the answer as complete (the AI SDK's finish part): only
+	// the end marker may follow, so a Replay resume answered 204 (no
+	// active stream) after it lost nothing.
+	Done bool
 }
 
 // TaskState is a task's state as one answer gave it.
@@ -198,6 +206,59 @@ type Resumer interface {
 	StaleCursor() string
 }
 
+// ResumeMode is how the answer to a resume relates to what the lost
+// connection delivered.
+type ResumeMode uint8
+
+const (
+	// AfterCursor: the resume sends the cursor of the last event and the
+	// server goes on right after it; checked by the cursors the events
+	// carry (the default).
+	AfterCursor ResumeMode = iota
+	// Replay: the resume sends no cursor of the stream's, and the server
+	// replays the answer from its start, then goes on live; the client
+	// drops what it already had (the AI SDK's resumable streams, whose
+	// useChat resets on the start part). Checked by each event's position
+	// and a hash of its type and data.
+	Replay
+)
+
+// Moder is a Resumer whose resumes are not AfterCursor.
+type Moder interface {
+	Mode() ResumeMode
+}
+
+// ModeOf is rs's resume mode.
+func ModeOf(rs Resumer) ResumeMode {
+	if m, ok := rs.(Moder); ok {
+		return m.Mode()
+	}
+	return AfterCursor
+}
+
+// StreamHeader is a Resumer that learns the id of the stream to resume
+// from the first response's headers (LangGraph's Content-Location names
+// the run) rather than from an event: the engine hands it those headers,
+// and passes what it returns to Resume as responseID.
+type StreamHeader interface {
+	StreamID(h http.Header) string
+}
+
+// TargetResumer is a dialect whose resume depends on the target (an AI
+// SDK route resumes only when the app says so, at a URL of its own): the
+// engine asks ResumerFor instead of Resumer.
+type TargetResumer interface {
+	ResumerFor(t Target) Resumer
+}
+
+// ResumerOf is how d resumes a stream of target t; nil when it cannot.
+func ResumerOf(d Dialect, t Target) Resumer {
+	if tr, ok := d.(TargetResumer); ok {
+		return tr.ResumerFor(t)
+	}
+	return d.Resumer()
+}
+
 // Session is a dialect whose stream lives in a session of its protocol:
 // requests before the stream open it (and add the headers every later
 // request carries), a request after it ends it, and the cancel sample
@@ -214,6 +275,13 @@ type Session interface {
 	// CancelCall asks the server to cancel the call: the stream is then
 	// read on, to see whether a result still comes and how soon it ends.
 	CancelCall(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request) error
+}
+
+// StreamCanceler is a Session whose cancel names the stream (LangGraph's
+// run id): the engine calls CancelStream, with the stream's id (from
+// StreamHeader or an event's ResponseID), instead of CancelCall.
+type StreamCanceler interface {
+	CancelStream(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request, streamID string) error
 }
 
 // ErrSetup marks a session setup the server answered wrongly (not a
@@ -317,6 +385,7 @@ var Dialects = map[string]Dialect{
 	"ollama":             ollama{},
 	"ai-sdk-ui":          aiSDKUI{},
 	"mcp":                mcpDialect{},
+	"langgraph":          langGraph{},
 }
 
 // Names lists the known dialects, sorted.

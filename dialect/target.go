@@ -49,6 +49,11 @@ type Target struct {
 	// HTTP2 offers HTTP/2 over TLS (as browsers do); by default a client
 	// from NewClient speaks HTTP/1.1, as the OpenAI and Anthropic SDKs do.
 	HTTP2 bool
+	// App holds the settings of the dialects that speak an application's
+	// API rather than a model's (langgraph, a resumable ai-sdk-ui route);
+	// nil: their defaults. Behind a pointer: a run keeps its target for as
+	// long as its stream lasts.
+	App *App
 	// NoResume turns off the resume after a drop by the server (for
 	// dialects that can resume): such a drop is then an upstream_error.
 	// Drills still resume.
@@ -89,4 +94,28 @@ type Network struct {
 // asks for nothing.
 func (n *Network) Set() bool {
 	return n != nil && (n.IPVersion != "" || n.Resolve != "" || n.SourceAddr != "" || n.Proxy != nil || n.NoProxy)
+}
+
+// App is the settings of an application's API.
+type App struct {
+	// LangGraph: the assistant (or graph id) a run is made on, the run's
+	// input (a JSON object; nil: the sample's prompt as one user message),
+	// its stream modes (nil: DefaultStreamModes), and whether it asks for
+	// a resumable stream (nil: yes).
+	AssistantID     string
+	Input           []byte
+	StreamModes     []string
+	StreamResumable *bool
+	// Resumable says the app resumes its answers (an AI SDK route with
+	// resumable streams), at ResumeURL ("": DefaultResumeURL).
+	Resumable bool
+	ResumeURL string
+}
+
+// app is t's App, or the defaults.
+func (t Target) app() *App {
+	if t.App == nil {
+		return &App{}
+	}
+	return t.App
 }

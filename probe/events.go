@@ -51,6 +51,9 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	// A message of another stream is judged by mark, and kept out of the
 	// id check: its ids are not this stream's.
 	again := r.check != nil && !ch.Foreign && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
+	if r.replay != nil {
+		again = r.replayEvent(ev, &ch)
+	}
 	r.mark(&ch, again, cursor)
 	if ch.HasUsage {
 		r.usage(ch.Usage)
@@ -224,10 +227,7 @@ func (r *run) position(ev *resumeclient.Event, ch *dialect.Chunk) (string, bool)
 	if hasCursor {
 		r.cursor, r.cursorCleared = append(r.cursor[:0], cursor...), cursor == ""
 		if cursor != "" {
-			r.cursorSeen.Store(true)
-			if r.dropDue.CompareAndSwap(true, false) {
-				r.sess.Drop() // the drill's DropAt came before a cursor: drop now
-			}
+			r.sawCursor()
 		}
 	}
 	if ch.ResponseID != "" {
@@ -237,6 +237,15 @@ func (r *run) position(ev *resumeclient.Event, ch *dialect.Chunk) (string, bool)
 		r.final = true
 	}
 	return cursor, hasCursor
+}
+
+// sawCursor notes that an event gave a place to resume from, dropping
+// the connection when the drill's DropAt came before one.
+func (r *run) sawCursor() {
+	r.cursorSeen.Store(true)
+	if r.dropDue.CompareAndSwap(true, false) {
+		r.sess.Drop() // the drill's DropAt came before a cursor: drop now
+	}
 }
 
 // usage keeps the token counts an event reports, the latest non-zero one
@@ -335,7 +344,7 @@ func (r *run) cancelSample() bool {
 		return true
 	}
 	r.cancelled = &cancelled{at: r.now()}
-	if err := sd.CancelCall(r.ctx, r.c, r.t, r.req); err != nil {
+	if err := r.cancelCall(sd); err != nil {
 		r.fail(ClientCancelled, "cancelled by the %s sample after %d content chunks; sending the cancel failed: %v", r.rec.Sample, r.tl.ChunkCount(), err)
 		return true
 	}
@@ -345,6 +354,15 @@ func (r *run) cancelSample() bool {
 		sess.Close()
 	})
 	return false
+}
+
+// cancelCall sends the session dialect's cancel: by the stream's id when
+// the dialect names the stream it cancels.
+func (r *run) cancelCall(sd dialect.Session) error {
+	if sc, ok := r.d.(dialect.StreamCanceler); ok {
+		return sc.CancelStream(r.ctx, r.c, r.t, r.req, r.respID)
+	}
+	return sd.CancelCall(r.ctx, r.c, r.t, r.req)
 }
 
 // cancelWait is how long a stream is read after a session dialect's

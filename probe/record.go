@@ -128,6 +128,7 @@ type Record struct {
 	Reconnects          int      `json:"reconnects"`
 	ReconnectMs         *float64 `json:"reconnect_ms,omitempty"`
 	ResumeHandshakeMs   *float64 `json:"resume_handshake_ms,omitempty"`
+	ReplayMs            *float64 `json:"replay_ms,omitempty"`
 	Replayed            int      `json:"replayed"`
 	Duplicates          int      `json:"duplicates"`
 	Missed              int      `json:"missed"`

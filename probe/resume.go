@@ -28,6 +28,7 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 		r.rec.HTTPStatus = info.Status
 		r.rec.HTTPVersion = strings.TrimPrefix(info.Proto, "HTTP/")
 		r.rec.RetryAfterMs = retryAfter(info.Header, time.Now())
+		r.streamHeader(info.Header)
 		if r.drill != DrillNone && r.dr.DropAt > 0 && !r.unresumable {
 			// The first drop comes at DropAt, on whichever connection is
 			// open then, once an event gave a cursor to resume from (else
@@ -63,6 +64,16 @@ func (r *run) onConnect(info resumeclient.ConnInfo, st *resumeclient.Stream) err
 		})
 	}
 	return nil
+}
+
+// streamHeader gives a resumer that learns the stream's id from the first
+// response's headers (LangGraph's Content-Location) those headers.
+func (r *run) streamHeader(h http.Header) {
+	if sh, ok := r.rs.(dialect.StreamHeader); ok && h != nil {
+		if id := sh.StreamID(h); id != "" {
+			r.respID = id
+		}
+	}
 }
 
 // setup notes the first connection's DNS, TCP and TLS times; a phase that
@@ -135,7 +146,9 @@ func (r *run) onDrop(d *resumeclient.Drop) bool {
 		return false
 	case r.resumeRefused(d.Err):
 		return r.retryResume(d)
-	case r.check != nil && serverDrop(d.Err):
+	case r.replayDropped(d):
+		return false
+	case r.resumes() && serverDrop(d.Err):
 		// A drop by the server (clean end before the end marker, broken
 		// connection, read timeout): resume as a client must, within the
 		// bound (the drill's own reconnects do not count against it).
@@ -232,7 +245,11 @@ func (r *run) resume(d *resumeclient.Drop, byServer bool) bool {
 	r.ended = false
 	r.rec.LastEventIDSent = id
 	r.rec.Resumed = true
-	r.check.reconnected(id)
+	if r.replay != nil {
+		r.replay.reconnected()
+	} else {
+		r.check.reconnected(id)
+	}
 	r.tl.Reconnects = append(r.tl.Reconnects, Reconnect{SentID: id, Drop: d.At, ByServer: byServer})
 	r.tl.Breaks = append(r.tl.Breaks, r.tl.ChunkCount())
 	return true
@@ -312,6 +329,9 @@ func serverDrop(err error) bool {
 // dispatched one, or what the drill's step asks for. With none, the run
 // ends on the drop's own cause (dropErr), and why it was not resumed.
 func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
+	if r.replay != nil {
+		return r.replayResumeID(), true
+	}
 	last := string(r.cursor)
 	if last == "" {
 		why := "no event id to resume from"
@@ -373,13 +393,18 @@ func (r *run) sessionEnded(err error) {
 	}
 	var se *resumeclient.StatusError
 	if errors.As(err, &se) {
+		if len(r.tl.Reconnects) > 0 {
+			rc := r.reconnect()
+			rc.Start, rc.Headers = se.Start, se.HeadersAt
+		}
+		if r.replayStatus(err) {
+			return
+		}
 		if len(r.tl.Reconnects) == 0 {
 			r.tl.Start, r.tl.Headers = se.Start, se.HeadersAt
 			r.rec.HTTPStatus = se.Status
 			r.rec.RetryAfterMs = retryAfter(se.Header, time.Now())
 		} else {
-			rc := r.reconnect()
-			rc.Start, rc.Headers = se.Start, se.HeadersAt
 			if r.staleConn {
 				r.staleOpen(err)
 				return
@@ -423,7 +448,9 @@ func (r *run) finishResume(s Scores) {
 		if !rc.Headers.IsZero() {
 			rec.ReconnectMs = maxPtr(rec.ReconnectMs, ms(rc.Headers.Sub(rc.Drop)))
 		}
-		if !rc.FirstChunk.IsZero() {
+		if hs, ok := replayHandshake(rc); ok && r.replay != nil {
+			rec.ResumeHandshakeMs = maxPtr(rec.ResumeHandshakeMs, hs)
+		} else if !rc.FirstChunk.IsZero() {
 			rec.ResumeHandshakeMs = maxPtr(rec.ResumeHandshakeMs, ms(rc.FirstChunk.Sub(rc.Start)))
 		}
 	}
@@ -431,6 +458,10 @@ func (r *run) finishResume(s Scores) {
 		rec.TailExclReconnectMs = round3(ptr(*s.Tail - ms(excluded)))
 	}
 	r.finishTask()
+	if r.replay != nil {
+		r.finishReplay()
+		return
+	}
 	c := r.check
 	if c == nil {
 		return

@@ -186,6 +186,7 @@ type run struct {
 	c                 *resumeclient.Client
 	req               resumeclient.Request
 	check             *resumeCheck
+	replay            *replayCheck // the check of a Replay resumer's resumes, instead of check
 	sess              *resumeclient.Session
 	st                *resumeclient.Stream // the open connection
 
@@ -285,7 +286,7 @@ func (r *run) prepare(o *Options) bool {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return false
 	}
-	r.d, r.rs = d, d.Resumer()
+	r.d, r.rs = d, dialect.ResumerOf(d, r.t)
 	if r.drill != DrillNone && r.rs == nil {
 		r.rec.Verdict = VerdictNotSupported
 		r.rec.ResumeDetail = fmt.Sprintf("the %s dialect has no resume: the %s drill ran as a plain request", r.t.Dialect, r.drill)
@@ -298,7 +299,7 @@ func (r *run) prepare(o *Options) bool {
 	}
 	r.secrets = textgate.Secrets(r.req.Header, append(textgate.URLSecrets(r.req.URL), textgate.ProxySecrets()...)...)
 	if r.rs != nil && (r.drill != DrillNone || !r.t.NoResume) {
-		r.check = newResumeCheck(r.dr.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return r.rs.Label(r.show(id)) })
+		r.newCheck()
 	}
 	if r.req.Header == nil {
 		r.req.Header = http.Header{}
@@ -342,6 +343,20 @@ func (r *run) prepare(o *Options) bool {
 	}
 	return true
 }
+
+// newCheck makes the check of what the resumes bring back: by the
+// cursors the events carry, or, for a resumer that replays the answer
+// from its start, by each event's position and hash.
+func (r *run) newCheck() {
+	if dialect.ModeOf(r.rs) == dialect.Replay {
+		r.replay = newReplayCheck(r.show)
+		return
+	}
+	r.check = newResumeCheck(r.dr.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return r.rs.Label(r.show(id)) })
+}
+
+// resumes reports whether the run resumes a stream it lost.
+func (r *run) resumes() bool { return r.check != nil || r.replay != nil }
 
 // loop reads the session to the end of the run. The reads block here for
 // the whole stream: keep its frame small.

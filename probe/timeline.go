@@ -41,6 +41,7 @@ type Reconnect struct {
 	Start      time.Time // the new request was started
 	Headers    time.Time // its response headers arrived
 	FirstChunk time.Time // its first new content chunk arrived
+	FirstEvent time.Time // its first event arrived (a replayed one included; Replay resumes only)
 	ByServer   bool      // the server dropped the connection
 }
 
