@@ -284,6 +284,21 @@ type StreamCanceler interface {
 	CancelStream(ctx context.Context, c *resumeclient.Client, t Target, req resumeclient.Request, streamID string) error
 }
 
+// SetupNamer is a Session that names the requests its setup makes, for
+// the output ("POST /threads").
+type SetupNamer interface {
+	SetupName() string
+}
+
+// SetupName names the session setup of dialect: its SetupNamer's, or
+// MCP's initialize and notifications/initialized.
+func SetupName(dialect string) string {
+	if n, ok := Dialects[dialect].(SetupNamer); ok {
+		return n.SetupName()
+	}
+	return "initialize, notifications/initialized"
+}
+
 // ErrSetup marks a session setup the server answered wrongly (not a
 // transport error): the run is a protocol_error.
 var ErrSetup = errors.New("session setup")

@@ -353,6 +353,9 @@ func (langGraph) OpenSession(ctx context.Context, c *resumeclient.Client, t Targ
 	return nil
 }
 
+// SetupName names the setup: the thread's creation.
+func (langGraph) SetupName() string { return "POST /threads" }
+
 // threadURL is the thread's URL, from the run's request; "" before
 // OpenSession made one.
 func threadURL(req resumeclient.Request) string {

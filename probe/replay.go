@@ -91,8 +91,11 @@ func (r *run) replayLost(why string) {
 		r.rec.Outcome = Success
 		return
 	}
+	// The exchange ended as the server defined it (a status, an empty
+	// answer): the outcome is the transport's success, and the verdict
+	// names the loss, as for a stale id's answer.
 	c.flag(VerdictMissed, why+fmt.Sprintf("; the client had %d part(s) of an answer that was not finished, and the rest is lost", c.n))
-	r.fail(UpstreamError, "resume: %s", why)
+	r.rec.Outcome = Success
 }
 
 // finishReplay fills the resume fields of a Replay resumer's record: the

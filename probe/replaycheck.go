@@ -220,7 +220,7 @@ func (c *replayCheck) passDetail(byServer int) string {
 	}
 	switch {
 	case c.fromStart == c.resumes:
-		return fmt.Sprintf("%s; each replayed the answer from its start (%d part(s) the client had, dropped by the client as useChat does), then the rest, every part once, in order", why, c.replayed)
+		return fmt.Sprintf("%s; each replayed the answer from its start (%d part(s) the client had, which it drops), then the rest, every part once, in order", why, c.replayed)
 	case c.continued == c.resumes:
 		return fmt.Sprintf("%s; each continued from the cut (no part the client had came again): a hole there cannot be seen without ids", why)
 	}

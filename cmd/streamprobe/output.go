@@ -78,7 +78,11 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 		if r.Resumed && r.Task != nil {
 			taskResume(&b, r)
 		} else if r.Resumed {
-			fmt.Fprintf(&b, "  %-16s Last-Event-ID: %s, %d reconnect(s), %d drop(s) by the server\n", "sent", r.LastEventIDSent, r.Reconnects, r.ServerDrops)
+			sent := "Last-Event-ID: " + r.LastEventIDSent
+			if r.LastEventIDSent == "" {
+				sent = "no cursor (the answer is replayed from its start)"
+			}
+			fmt.Fprintf(&b, "  %-16s %s, %d reconnect(s), %d drop(s) by the server\n", "sent", sent, r.Reconnects, r.ServerDrops)
 			fmt.Fprintf(&b, "  %-16s replayed %d, duplicates %d (removed), missed %d", "came back", r.Replayed, r.Duplicates, r.Missed)
 			if r.StaleAnswer != "" {
 				fmt.Fprintf(&b, ", answer %s", r.StaleAnswer)
@@ -86,6 +90,9 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 			b.WriteString("\n")
 			row("reconnect", r.ReconnectMs)
 			row("resume handshake", r.ResumeHandshakeMs)
+			if r.ReplayMs != nil {
+				row("replay", r.ReplayMs)
+			}
 			row("tail w/o reconn.", r.TailExclReconnectMs)
 		}
 	}
@@ -112,7 +119,7 @@ func taskResume(b *strings.Builder, r probe.Record) {
 // setup, the server's unrelated messages, how a cancelled call ended.
 func sessionLines(b *strings.Builder, r probe.Record) {
 	if r.SessionMs != nil {
-		how := "initialize, notifications/initialized"
+		how := dialect.SetupName(r.Dialect)
 		if r.ProtocolVersion == dialect.MCPModernVersion {
 			how = "server/discover"
 		}

@@ -163,7 +163,7 @@ func NewServer() *refserver.Server {
 	drills := refserver.DrillEvents()
 	responses, anthropic := Responses(), Anthropic()
 	srv := refserver.NewUnstarted(sched["short"])
-	srv.Mount = map[string]http.Handler{"/mcp": refserver.NewMCP("")}
+	srv.Mount = map[string]http.Handler{"/mcp": refserver.NewMCP(""), LangGraphPath: refserver.NewLangGraph(), ResumablePath: refserver.NewResumable()}
 	// A resume costs a 20 ms handshake, as a real one does.
 	srv.ResumeHeaderDelay = 20 * time.Millisecond
 	srv.ScheduleFor = func(r *http.Request, body []byte) []refserver.Step {
@@ -222,12 +222,52 @@ type DrillCase struct {
 	// otherwise the drill pins 2025-11-25, whose streams resume. Task asks
 	// for the call to be made a task (2026-07-28).
 	Modern, Task bool
+	// LangGraph, when set, runs the drill with the langgraph dialect
+	// against the reference LangGraph server with this fault ("correct"
+	// for none); NotResumable makes the run without stream_resumable.
+	LangGraph    refserver.LangGraphFault
+	NotResumable bool
+	// Resumable, when set, runs the drill with the ai-sdk-ui dialect
+	// against the reference resumable AI SDK app with this fault
+	// ("correct" for none).
+	Resumable refserver.ResumableFault
+	// WantOutcome, when set, is the outcome the drill must end with
+	// instead of the sample's intended one (a resume that never ends
+	// times out); Timeout bounds the run (0: the demo's 10 s).
+	WantOutcome probe.Outcome
+	Timeout     time.Duration
+}
+
+// Paths of the application servers on the built-in target: the LangGraph
+// API server, and the resumable AI SDK app (its fault, then /api/chat).
+const (
+	LangGraphPath = "/langgraph/"
+	ResumablePath = "/resumable/"
+)
+
+// ResumableURL is the chat route of the built-in target's resumable AI SDK
+// app at base, with fault ("correct" for none).
+func ResumableURL(base string, fault refserver.ResumableFault) string {
+	return strings.TrimSuffix(base, "/") + ResumablePath + string(fault) + "/api/chat"
 }
 
 // Target is the target a demo drill probes on the reference server
 // at base: the generic drill stream, or the MCP server's progress tool
 // (12 steps 40 ms apart) with the drill's fault.
 func (dd DrillCase) Target(base string) dialect.Target {
+	switch {
+	case dd.LangGraph != "":
+		app := &dialect.App{AssistantID: string(dd.LangGraph)}
+		if dd.LangGraph == "correct" {
+			app.AssistantID = dialect.DefaultAssistant
+		}
+		if dd.NotResumable {
+			app.StreamResumable = new(bool)
+		}
+		return dialect.Target{Name: "demo", URL: strings.TrimSuffix(base, "/") + strings.TrimSuffix(LangGraphPath, "/"), Dialect: "langgraph", App: app}
+	case dd.Resumable != "":
+		return dialect.Target{Name: "demo", URL: ResumableURL(base, dd.Resumable), Dialect: "ai-sdk-ui", EndData: "[DONE]", App: &dialect.App{Resumable: true}}
+	}
 	if dd.MCP == "" {
 		return dialect.Target{Name: "demo", URL: base, Dialect: "sse", EndData: "[DONE]"}
 	}
@@ -270,9 +310,15 @@ func (dd DrillCase) EndsInError() bool {
 // mountMCP puts the reference MCP server on /mcp.
 func mountMCP(s *refserver.Server) { s.Mount = map[string]http.Handler{"/mcp": refserver.NewMCP("")} }
 
+// mountApps puts the reference LangGraph server and the resumable AI SDK
+// app on their paths.
+func mountApps(s *refserver.Server) {
+	s.Mount = map[string]http.Handler{LangGraphPath: refserver.NewLangGraph(), ResumablePath: refserver.NewResumable()}
+}
+
 // Drills lists the drills of the demo: each verdict once.
 func Drills() []DrillCase {
-	return []DrillCase{
+	return append([]DrillCase{
 		{Server: "correct", Drill: probe.Drill{Name: probe.DrillDrop}, Want: probe.VerdictPass},
 		{Server: "correct", Drill: probe.Drill{Name: probe.DrillDuplicate}, Want: probe.VerdictPass},
 		{Server: "answers a stale id with an error event", Drill: probe.Drill{Name: probe.DrillStale}, Want: probe.VerdictStaleOK},
@@ -301,5 +347,29 @@ func Drills() []DrillCase {
 		{Server: "MCP 2026-07-28 task, runs the tool again after the client was away", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPTaskRerun, Modern: true, Task: true, Want: probe.VerdictRestarted},
 		{Server: "MCP 2026-07-28 task, the handle names a task never stored", Drill: probe.Drill{Name: probe.DrillDrop}, Setup: mountMCP, MCP: refserver.MCPTaskLost, Modern: true, Task: true, Want: probe.VerdictTaskLost},
 		{Server: "MCP 2026-07-28 task, a working task for an unknown id", Drill: probe.Drill{Name: probe.DrillStale}, Setup: mountMCP, MCP: refserver.MCPTaskStaleLive, Modern: true, Task: true, Want: probe.VerdictUndefinedStale},
+	}, appDrills()...)
+}
+
+// appDrills are the demo's drills of the application servers: LangGraph's
+// rejoin and the AI SDK's resumable streams, each fault once.
+func appDrills() []DrillCase {
+	drop, stale, dup := probe.Drill{Name: probe.DrillDrop}, probe.Drill{Name: probe.DrillStale}, probe.Drill{Name: probe.DrillDuplicate}
+	return []DrillCase{
+		{Server: "LangGraph, correct rejoin", Drill: drop, Setup: mountApps, LangGraph: "correct", Want: probe.VerdictPass},
+		{Server: "LangGraph, correct rejoin, twice from the same id", Drill: dup, Setup: mountApps, LangGraph: "correct", Want: probe.VerdictPass},
+		{Server: "LangGraph, answers an id the run never had with an error event", Drill: stale, Setup: mountApps, LangGraph: "correct", Want: probe.VerdictStaleOK},
+		{Server: "LangGraph, a run without stream_resumable (the JS server's shared queue)", Drill: drop, Setup: mountApps, LangGraph: "correct", NotResumable: true, Want: probe.VerdictMissed},
+		{Server: "LangGraph, rejoins from the id itself", Drill: drop, Setup: mountApps, LangGraph: refserver.LangGraphRepeat, Want: probe.VerdictDuplicate},
+		{Server: "LangGraph, rejoins one event late", Drill: drop, Setup: mountApps, LangGraph: refserver.LangGraphSkip, Want: probe.VerdictMissed},
+		{Server: "LangGraph, rejoins from the run's first event", Drill: drop, Setup: mountApps, LangGraph: refserver.LangGraphRestart, Want: probe.VerdictRestarted},
+		{Server: "LangGraph, live tail for an id the run never had", Drill: stale, Setup: mountApps, LangGraph: refserver.LangGraphStaleLive, Want: probe.VerdictUndefinedStale},
+		{Server: "LangGraph, a rejoin that never ends", Drill: drop, Setup: mountApps, LangGraph: refserver.LangGraphNeverEnds, WantOutcome: probe.Timeout, Timeout: 3 * time.Second},
+		{Server: "AI SDK resumable stream, correct replay", Drill: drop, Setup: mountApps, Resumable: "correct", Want: probe.VerdictPass},
+		{Server: "AI SDK resumable stream, no stream for an unknown chat (204)", Drill: stale, Setup: mountApps, Resumable: "correct", Want: probe.VerdictStaleOK},
+		{Server: "AI SDK resumable stream, 204 while the answer streams", Drill: drop, Setup: mountApps, Resumable: refserver.ResumableNoContentLive, Want: probe.VerdictMissed},
+		{Server: "AI SDK resumable stream, the replay skips a part", Drill: drop, Setup: mountApps, Resumable: refserver.ResumableSkip, Want: probe.VerdictMissed},
+		{Server: "AI SDK resumable stream, the replay repeats a part", Drill: drop, Setup: mountApps, Resumable: refserver.ResumableRepeat, Want: probe.VerdictDuplicate},
+		{Server: "AI SDK resumable stream, generates the answer again", Drill: drop, Setup: mountApps, Resumable: refserver.ResumableRestart, Want: probe.VerdictRestarted},
+		{Server: "AI SDK resumable stream, a resume that never ends", Drill: drop, Setup: mountApps, Resumable: refserver.ResumableNeverEnds, WantOutcome: probe.Timeout, Timeout: 3 * time.Second},
 	}
 }

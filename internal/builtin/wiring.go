@@ -34,6 +34,8 @@ func URL(base, dialect string, slowdown float64) string {
 		return strings.TrimSuffix(base, "/") + refserver.SlowPath("/events", slowdown)
 	case "mcp":
 		return strings.TrimSuffix(base, "/") + refserver.SlowPath("/mcp", slowdown)
+	case "langgraph":
+		return strings.TrimSuffix(base, "/") + refserver.SlowPath(strings.TrimSuffix(LangGraphPath, "/"), slowdown)
 	}
 	if p := refserver.SlowPath("/", slowdown); p != "/" {
 		return strings.TrimSuffix(base, "/") + p

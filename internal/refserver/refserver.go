@@ -127,7 +127,9 @@ type Server struct {
 	ResetEvent, ErrorEvent string
 
 	// Mount serves these paths with other handlers (the MCP server on
-	// /mcp); a handler that is an io.Closer is closed with the server.
+	// /mcp; a path that ends in "/" serves every path under it, the
+	// LangGraph server on /langgraph/); a handler that is an io.Closer is
+	// closed with the server.
 	Mount map[string]http.Handler
 
 	// KeepConns, when > 0, keeps only the logs of the last KeepConns
@@ -280,7 +282,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
 	r = slowed(r)
-	if h := s.Mount[r.URL.Path]; h != nil {
+	if h := s.mounted(r.URL.Path); h != nil {
 		h.ServeHTTP(w, r)
 		return
 	}
@@ -308,6 +310,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	gone = s.play(r.Context(), w, c, connIdx, p)
+}
+
+// mounted is the handler Mount gives path: its own, or the one of the
+// longest prefix (a key ending in "/") it is under.
+func (s *Server) mounted(path string) http.Handler {
+	if h := s.Mount[path]; h != nil {
+		return h
+	}
+	var best string
+	for k := range s.Mount {
+		if strings.HasSuffix(k, "/") && strings.HasPrefix(path, k) && len(k) > len(best) {
+			best = k
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return s.Mount[best]
 }
 
 // playback is what one connection plays: the schedule from its step first
