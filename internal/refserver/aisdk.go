@@ -112,7 +112,9 @@ type ResumableRequest struct {
 }
 
 // NewResumable returns the app.
-func NewResumable() *Resumable { return &Resumable{chats: map[string]*liveLog{}, quit: make(chan struct{})} }
+func NewResumable() *Resumable {
+	return &Resumable{chats: map[string]*liveLog{}, quit: make(chan struct{})}
+}
 
 // Close ends the answers in flight.
 func (a *Resumable) Close() error {

@@ -82,7 +82,9 @@ type lgRun struct {
 }
 
 // NewLangGraph returns the server.
-func NewLangGraph() *LangGraph { return &LangGraph{threads: map[string]map[string]*lgRun{}, quit: make(chan struct{})} }
+func NewLangGraph() *LangGraph {
+	return &LangGraph{threads: map[string]map[string]*lgRun{}, quit: make(chan struct{})}
+}
 
 // Close stops the runs in flight.
 func (g *LangGraph) Close() error {
