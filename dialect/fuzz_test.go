@@ -118,3 +118,32 @@ func FuzzDecodeSSE(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeLangGraph: the langgraph dialect on any event of each type it
+// reads (the first byte picks it), as fuzzDecode checks the others.
+func FuzzDecodeLangGraph(f *testing.F) {
+	for i, s := range []string{
+		`[{"content":"hi","type":"AIMessageChunk"},{"langgraph_node":"agent"}]`,
+		`[{"content":[{"type":"reasoning","reasoning":"x"}]},{}]`, `[{"content":"","tool_call_chunks":[{"args":"{"}]},{}]`,
+		`[{"content":"","usage_metadata":{"input_tokens":3,"output_tokens":4}},{}]`, `{"run_id":"r","attempt":1}`,
+		`{"error":"Error","message":"bad key sk-fuzz-0123456789abcdef"}`, `"Run not found"`, `[{"content":1}]`, `{"messages":[]}`,
+	} {
+		f.Add(byte(i), []byte(s))
+	}
+	types := []string{"messages", "messages/partial", "metadata", "error", "values", "end"}
+	d := Dialects["langgraph"]
+	tg := Target{Header: http.Header{"Authorization": {"Bearer " + fuzzKey}}}
+	f.Fuzz(func(t *testing.T, which byte, data []byte) {
+		ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Type: []byte(types[int(which)%len(types)]), Data: data}
+		c, err := d.Decode(tg, ev)
+		if err != nil {
+			if msg := err.Error(); len(msg) > 200 || strings.ContainsAny(msg, "\n\r\x1b") || !strings.HasPrefix(msg, "langgraph: ") || len(data) > 40 && strings.Contains(msg, string(data)) {
+				t.Fatalf("error %q", msg)
+			}
+			return
+		}
+		if c.Kind > Liveness || len(c.Message) > MaxMessage+len("error event: ") || !utf8.ValidString(c.Message) || strings.ContainsAny(c.Message, "\n\r\x1b") || strings.Contains(c.Message, fuzzKey) {
+			t.Fatalf("chunk %+v", c)
+		}
+	})
+}

@@ -56,8 +56,9 @@ var LangGraphFaults = []LangGraphFault{LangGraphRestart, LangGraphSkip, LangGrap
 // log index, from 0); the end of the body ends the run's stream. The
 // assistant a run names picks its fault ("agent": none).
 type LangGraph struct {
-	// Steps is the run's schedule by sample (metadata and values events,
-	// message chunks); nil plays LangGraphRun("long") for every run.
+	// Steps, when set, is every run's schedule (metadata and values
+	// events, message chunks); nil plays LangGraphRun of the sample whose
+	// prompt the run's input holds.
 	Steps func(body []byte) []Step
 
 	mu      sync.Mutex
@@ -203,7 +204,11 @@ func (g *LangGraph) newRun(w http.ResponseWriter, r *http.Request, thread string
 	id := fmt.Sprintf("10000000-0000-4000-8000-%012d", g.n)
 	var run *lgRun
 	if ok {
-		steps := LangGraphRun("long", id)
+		sample := "short"
+		if strings.Contains(string(body), "TCP") {
+			sample = "long" // the long sample's prompt
+		}
+		steps := LangGraphRun(sample, id)
 		if g.Steps != nil {
 			steps = g.Steps(body)
 		}
