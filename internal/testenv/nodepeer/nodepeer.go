@@ -27,6 +27,22 @@ import (
 // The script's stderr is shown when the test fails.
 func Start(t testing.TB, name, dir, script, pkg string) string {
 	t.Helper()
+	return StartProc(t, name, dir, script, pkg, nil).URL
+}
+
+// Proc is a running peer.
+type Proc struct {
+	// URL is its base URL, http://127.0.0.1:PORT.
+	URL string
+	// Stop ends it now (its stdin closed, then killed after 10 s), as
+	// cleanup does; a second call does nothing.
+	Stop func()
+}
+
+// StartProc runs `node script` in dir with env added to its environment,
+// as Start does, and returns it with a way to stop it before cleanup.
+func StartProc(t testing.TB, name, dir, script, pkg string, env []string) *Proc {
+	t.Helper()
 	_, errNode := exec.LookPath("node")
 	_, errPkg := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json"))
 	if errNode != nil || errPkg != nil {
@@ -38,7 +54,10 @@ func Start(t testing.TB, name, dir, script, pkg string) string {
 	}
 	cmd := exec.Command("node", script)
 	cmd.Dir = dir
-	return Run(t, name, cmd)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	return runProc(t, name, cmd)
 }
 
 // Run starts cmd for the test as a peer of this package's protocol: it
@@ -48,6 +67,12 @@ func Start(t testing.TB, name, dir, script, pkg string) string {
 // peer's stdin and waits for it (killing it after 10 s). The peer's stderr
 // is shown when the test fails.
 func Run(t testing.TB, name string, cmd *exec.Cmd) string {
+	t.Helper()
+	return runProc(t, name, cmd).URL
+}
+
+// runProc is Run, with a way to stop the peer before cleanup.
+func runProc(t testing.TB, name string, cmd *exec.Cmd) *Proc {
 	t.Helper()
 	stderr := &lockedWriter{}
 	cmd.Stderr = stderr
@@ -75,14 +100,20 @@ func Run(t testing.TB, name string, cmd *exec.Cmd) string {
 		cmd.Wait()
 		close(done)
 	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			stdin.Close() // the peer exits when its stdin ends
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+		})
+	}
 	t.Cleanup(func() {
-		stdin.Close() // the peer exits when its stdin ends
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
+		stop()
 		if s := stderr.String(); t.Failed() && s != "" {
 			t.Logf("the %s peer's stderr:\n%s", name, s)
 		}
@@ -93,11 +124,11 @@ func Run(t testing.TB, name string, cmd *exec.Cmd) string {
 			<-done
 			t.Fatalf("the %s peer printed no port; its stderr:\n%s", name, stderr.String())
 		}
-		return fmt.Sprintf("http://127.0.0.1:%d", p)
+		return &Proc{URL: fmt.Sprintf("http://127.0.0.1:%d", p), Stop: stop}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the %s peer did not start within 60 s", name)
 	}
-	return ""
+	return nil
 }
 
 // lockedWriter collects a child's stderr (the first MiB) for the test to
