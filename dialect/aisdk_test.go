@@ -3,14 +3,17 @@ package dialect_test
 import (
 	"encoding/json"
 	"math"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/builtin"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/aisdkpeer"
 	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
+	"github.com/streamprobe/streamprobe/internal/testenv/resumablepeer"
 	"github.com/streamprobe/streamprobe/probe"
 )
 
@@ -159,5 +162,90 @@ func TestAISDKFinishReasons(t *testing.T) {
 			wantOutcome(t, res.Record, tt.outcome, tt.finish, tt.words)
 			wantReasoning(t, res, srv, conn, 1, 1, 1, false)
 		})
+	}
+}
+
+// resumableTarget is an ai-sdk-ui target on a resumable app's chat route.
+func resumableTarget(url string) dialect.Target {
+	return dialect.Target{Name: "app", URL: url, Dialect: "ai-sdk-ui", EndData: "[DONE]", App: &dialect.App{Resumable: true}}
+}
+
+// Against the AI SDK's resumable streams (internal/testenv/resumablepeer,
+// whose tests pin each behaviour): a drop after the route saved the
+// stream's id is resumed by a replay from the start part, dropped by the
+// client, then the rest (pass; the replay measured apart from the
+// handshake); a resume before the save gets 204 while the answer streams,
+// named as the loss it is (missed); the stale drill's unknown chat is the
+// route's 500 (undefined_stale: 204 would say "no stream").
+func TestAISDKResumablePeer(t *testing.T) {
+	store := resumablepeer.NewStore(t)
+	peer := resumablepeer.Start(t, store)
+	tg := resumableTarget(peer.URL)
+	runProbe(t, tg, "short", reftest.RunDeadline) // warm-up
+
+	rec := drill(t, tg, "long", probe.Drill{Name: probe.DrillDrop}, reftest.RunDeadline)
+	log := peer.Wait(t, "the resume", func(log []resumablepeer.Exchange) bool { return len(log) > 0 && log[len(log)-1].Method == "GET" && log[len(log)-1].EndAt > 0 })
+	get := log[len(log)-1]
+	post, _ := resumablepeer.Post(log, get.Chat)
+	t.Logf("drop: %s %s %q; the GET came %.1f ms after the POST, the id was saved at %.1f ms", rec.Outcome, rec.Verdict, rec.ResumeDetail, get.Start-post.Start, post.SavedAt)
+	switch {
+	case post.SavedAt > 0 && get.Start > post.Start+post.SavedAt:
+		if rec.Verdict != probe.VerdictPass || rec.Outcome != probe.Success || rec.Chunks != resumablepeer.LongDeltas || rec.Replayed == 0 ||
+			rec.Replayed != rec.Duplicates || rec.ReplayMs == nil || rec.ResumeHandshakeMs == nil || !strings.Contains(rec.ResumeDetail, "from its start") {
+			t.Errorf("drop after the save: %s %s %q, %d chunks, replayed %d duplicates %d, replay_ms %v handshake %v", rec.Outcome, rec.Verdict, rec.ResumeDetail, rec.Chunks, rec.Replayed, rec.Duplicates, rec.ReplayMs, rec.ResumeHandshakeMs)
+		}
+	default: // a machine so slow that the resume beat the save
+		if rec.Verdict != probe.VerdictMissed {
+			t.Errorf("drop before the save: %s %q", rec.Verdict, rec.ResumeDetail)
+		}
+	}
+
+	if _, err := store.Streams.Do("CLIENT", "PAUSE", "10000", "WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	rec = drill(t, tg, "long", probe.Drill{Name: probe.DrillDrop}, reftest.RunDeadline)
+	store.Streams.Do("CLIENT", "UNPAUSE")
+	if rec.Verdict != probe.VerdictMissed || !rec.Verdict.Failed() || rec.Outcome != probe.Success || !strings.Contains(rec.ResumeDetail, "204 No Content (no active stream) while the answer was still streaming") {
+		t.Errorf("resume before the save: %s %s %q", rec.Outcome, rec.Verdict, rec.ResumeDetail)
+	}
+
+	rec = drill(t, tg, "long", probe.Drill{Name: probe.DrillStale}, reftest.RunDeadline)
+	if rec.Verdict != probe.VerdictUndefinedStale || !strings.Contains(rec.ResumeDetail, "500") {
+		t.Errorf("stale (an unknown chat): %s %s %q", rec.Outcome, rec.Verdict, rec.ResumeDetail)
+	}
+}
+
+// Against the reference resumable app: each fault gets its verdict.
+func TestAISDKResumableReference(t *testing.T) {
+	srv := refserver.NewUnstarted(nil)
+	srv.Mount = map[string]http.Handler{builtin.ResumablePath: refserver.NewResumable()}
+	srv.Start()
+	defer srv.Close()
+	n := 0
+	for _, dd := range builtin.Drills() {
+		if dd.Resumable == "" {
+			continue
+		}
+		n++
+		timeout := reftest.RunDeadline
+		if dd.WantOutcome != "" {
+			timeout = 2 * time.Second
+		}
+		rec := drill(t, dd.Target(srv.URL), "long", dd.Drill, timeout)
+		want := probe.Outcome(probe.Success)
+		if dd.WantOutcome != "" {
+			want = dd.WantOutcome
+		}
+		if rec.Verdict != dd.Want || rec.Outcome != want {
+			t.Errorf("%s: verdict %s outcome %s (%s); detail %q", dd.Server, rec.Verdict, rec.Outcome, rec.Error, rec.ResumeDetail)
+		}
+	}
+	if n < 7 {
+		t.Errorf("%d resumable drills", n)
+	}
+	// A finished answer: 204 is right.
+	rec := drill(t, resumableTarget(builtin.ResumableURL(srv.URL, "correct")), "short", probe.Drill{Name: probe.DrillDrop, DropAfter: 100}, reftest.RunDeadline)
+	if rec.Verdict != probe.VerdictNotExercised {
+		t.Errorf("short, never dropped: %s", rec.Verdict)
 	}
 }

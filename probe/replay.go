@@ -30,10 +30,15 @@ func (r *run) replayEvent(ev *resumeclient.Event, ch *dialect.Chunk) bool {
 		}
 		return false
 	}
-	if r.reconnect().FirstEvent.IsZero() {
-		r.reconnect().FirstEvent = ev.Dispatched
+	rc := r.reconnect()
+	if rc.FirstEvent.IsZero() {
+		rc.FirstEvent = ev.Dispatched
 	}
-	return r.replay.event(k, ch.Begin, ch.Done)
+	again := r.replay.event(k, ch.Begin, ch.Done)
+	if again {
+		rc.Replayed = ev.Dispatched
+	}
+	return again
 }
 
 // replayResumeID is what a Replay resume sends: nothing of the stream's,
@@ -103,8 +108,8 @@ func (r *run) replayLost(why string) {
 func (r *run) finishReplay() {
 	c, rec := r.replay, &r.rec
 	for _, rc := range r.tl.Reconnects {
-		if !rc.FirstEvent.IsZero() && !rc.FirstChunk.IsZero() && rc.FirstChunk.After(rc.FirstEvent) {
-			rec.ReplayMs = maxPtr(rec.ReplayMs, ms(rc.FirstChunk.Sub(rc.FirstEvent)))
+		if !rc.Replayed.IsZero() {
+			rec.ReplayMs = maxPtr(rec.ReplayMs, ms(rc.Replayed.Sub(rc.FirstEvent)))
 		}
 	}
 	if rec.Outcome == Success && rec.Verdict == "" {
@@ -127,8 +132,8 @@ func (r *run) finishReplay() {
 }
 
 // replayHandshake is a Replay resume's handshake: from its request to its
-// first event (a replayed one included); the replay after it is
-// replay_ms.
+// first event (a replayed one included); the replay after it, to its last
+// event the client already had, is replay_ms.
 func replayHandshake(rc Reconnect) (float64, bool) {
 	if rc.FirstEvent.IsZero() {
 		return 0, false

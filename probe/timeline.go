@@ -42,6 +42,7 @@ type Reconnect struct {
 	Headers    time.Time // its response headers arrived
 	FirstChunk time.Time // its first new content chunk arrived
 	FirstEvent time.Time // its first event arrived (a replayed one included; Replay resumes only)
+	Replayed   time.Time // its last event the client already had arrived (Replay resumes only)
 	ByServer   bool      // the server dropped the connection
 }
 

@@ -54,6 +54,8 @@ func NewStore(t testing.TB) *Store {
 
 // Exchange is one request the route answered, as server.mjs logged it.
 type Exchange struct {
+	// Start is when the request came, in ms on the peer's clock.
+	Start  float64 `json:"start"`
 	Method string  `json:"method"`
 	Path   string  `json:"path"`
 	Chat   string  `json:"chat"`
