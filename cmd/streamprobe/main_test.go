@@ -253,16 +253,34 @@ func TestDemoDrills(t *testing.T) {
 		probe.VerdictCrossStream, probe.VerdictUndefinedStale, probe.VerdictNotSupported, probe.VerdictReordered,
 		probe.VerdictCancelledOnDrop, probe.VerdictLeftOpen, probe.VerdictUndefinedStale,
 		probe.VerdictNotSupported, probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictTaskCancelled,
-		probe.VerdictResultUnreachable, probe.VerdictRestarted, probe.VerdictTaskLost, probe.VerdictUndefinedStale}
+		probe.VerdictResultUnreachable, probe.VerdictRestarted, probe.VerdictTaskLost, probe.VerdictUndefinedStale,
+		// LangGraph's rejoin: correct (drop, duplicate, stale), without
+		// stream_resumable, repeat, skip, restart, stale live tail, never ends.
+		probe.VerdictPass, probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictMissed, probe.VerdictDuplicate,
+		probe.VerdictMissed, probe.VerdictRestarted, probe.VerdictUndefinedStale, "",
+		// The AI SDK's resumable streams: correct (drop, stale), 204 while
+		// live, skip, repeat, a new generation, never ends.
+		probe.VerdictPass, probe.VerdictStaleOK, probe.VerdictMissed, probe.VerdictMissed, probe.VerdictDuplicate,
+		probe.VerdictRestarted, ""}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d", len(recs), len(want))
 	}
 	for i, r := range recs {
-		if wantMCP := i >= 8; (r.Dialect == "mcp") != wantMCP {
-			t.Errorf("drill %d: dialect %s", i, r.Dialect)
+		dialect := map[bool]string{true: "mcp", false: "sse"}[i >= 8]
+		switch {
+		case i >= len(want)-7:
+			dialect = "ai-sdk-ui"
+		case i >= len(want)-16:
+			dialect = "langgraph"
+		}
+		if r.Dialect != dialect {
+			t.Errorf("drill %d: dialect %s, want %s", i, r.Dialect, dialect)
 		}
 		if r.Verdict != want[i] {
 			t.Errorf("drill %d (%s): verdict %s, want %s", i, r.Drill, r.Verdict, want[i])
+		}
+		if want[i] == "" && r.Outcome != probe.Timeout {
+			t.Errorf("drill %d: outcome %s, want timeout (a resume that never ends)", i, r.Outcome)
 		}
 	}
 }
