@@ -212,6 +212,20 @@ type Target struct {
 	// slower by a known amount, for compare's own tests and demos. 0 or 1
 	// is the reference target as it is.
 	Slowdown float64 `toml:"slowdown"`
+	// LangGraph (dialect langgraph): the assistant a run is made on
+	// (default "agent"), the run's input (a JSON object; default the
+	// sample's prompt as one user message), its stream modes (default
+	// messages-tuple and values), and whether it asks for a resumable
+	// stream (default true).
+	AssistantID     string   `toml:"assistant_id"`
+	Input           string   `toml:"input"`
+	StreamMode      []string `toml:"stream_mode"`
+	StreamResumable *bool    `toml:"stream_resumable"`
+	// An AI SDK app that resumes its answers (dialect ai-sdk-ui, the AI
+	// SDK's resumable streams): Resumable, and the resume URL (default
+	// "{api}/{chatId}/stream").
+	Resumable bool   `toml:"resumable"`
+	ResumeURL string `toml:"resume_url"`
 }
 
 // OAuth2 is a target's OAuth2 client-credentials grant: the token
@@ -394,6 +408,8 @@ type Names struct {
 	OpaqueIDs []string
 	// MCPVersions are the MCP protocol versions a target may pin.
 	MCPVersions []string
+	// StreamModes are the LangGraph API's stream modes.
+	StreamModes []string
 }
 
 // Env is what a config is checked against besides its own text.

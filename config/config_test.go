@@ -516,3 +516,39 @@ tfc_p50 = 0.25
 		t.Errorf("margins %v %v %v", c.Margin("tfc_p50"), c.Margin("gap_p95"), c.Margin("stall_share"))
 	}
 }
+
+// The keys of the application dialects: langgraph's (assistant_id,
+// input, stream_mode, stream_resumable) and a resumable ai-sdk-ui route's
+// (resumable, resume_url), each on its dialect only, each value checked;
+// each problem one line with file:line:key.
+func TestAppKeys(t *testing.T) {
+	e := env(nil)
+	e.Names.Dialects = append(slices.Clone(e.Names.Dialects), "langgraph", "ai-sdk-ui")
+	e.Names.StreamModes = []string{"values", "messages", "messages-tuple", "updates"}
+	good := "[[target]]\nname = \"a\"\nurl = \"http://x\"\ndialect = \"langgraph\"\nassistant_id = \"agent\"\ninput = '{\"messages\":[]}'\nstream_mode = [\"messages-tuple\", \"updates\"]\nstream_resumable = false\n" +
+		"[[target]]\nname = \"b\"\nurl = \"http://x/api/chat\"\ndialect = \"ai-sdk-ui\"\nresumable = true\nresume_url = \"{api}/{chatId}/stream\"\n"
+	c, err := Parse("p.toml", []byte(good), e)
+	if err != nil || c.Targets[0].AssistantID != "agent" || c.Targets[0].StreamResumable == nil || *c.Targets[0].StreamResumable || !c.Targets[1].Resumable {
+		t.Fatalf("%v %+v", err, c)
+	}
+	bad := "[[target]]\nname = \"a\"\nurl = \"http://x\"\ndialect = \"langgraph\"\ninput = '[1]'\nstream_mode = [\"values\", \"bogus\"]\n" +
+		"[[target]]\nname = \"b\"\nurl = \"http://x/api/chat\"\ndialect = \"ai-sdk-ui\"\nresume_url = \"{api}/{chatId}/stream\"\n" +
+		"[[target]]\nname = \"c\"\nurl = \"http://x/api/chat\"\ndialect = \"ai-sdk-ui\"\nresumable = true\nresume_url = \"{api}/stream\"\n" +
+		"[[target]]\nname = \"d\"\nurl = \"http://x/\"\ndialect = \"sse\"\nassistant_id = \"agent\"\nresumable = true\n" +
+		"[[target]]\nname = \"e\"\nurl = \"http://x/api/chat\"\ndialect = \"ai-sdk-ui\"\nresumable = true\nresume_url = \"ftp://h/{chatId}\"\n"
+	_, err = Parse("p.toml", []byte(bad), e)
+	for _, want := range []string{
+		"p.toml:5: target[0].input: want a JSON object ({\"name\": value, ...}), the run's input",
+		`p.toml:6: target[0].stream_mode: stream_mode[1]: unknown stream mode "bogus"`,
+		"p.toml:6: target[0].stream_mode: neither messages-tuple nor messages",
+		"p.toml:11: target[1].resume_url: resume_url needs resumable = true",
+		"p.toml:17: target[2].resume_url: \"{api}/stream\": want a URL that names the chat with {chatId}",
+		"p.toml:22: target[3].assistant_id: assistant_id is for the langgraph dialect (this target's is sse)",
+		"p.toml:23: target[3].resumable: resumable is for the ai-sdk-ui dialect (this target's is sse)",
+		"p.toml:29: target[4].resume_url: \"ftp://h/{chatId}\": want an http(s) URL",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -47,6 +46,8 @@ func (c *Config) validateTarget(i int, env Env) []error {
 	errs = append(errs, c.checkOAuth2(t, key, env.Getenv)...)
 	errs = append(errs, c.validateBudgets(key("budget."), t.Budgets, env.Names)...)
 	errs = append(errs, c.checkSlowdown(t, key)...)
+	errs = append(errs, c.checkLangGraph(t, key, env.Names)...)
+	errs = append(errs, c.checkResumable(t, key)...)
 	return append(errs, c.checkHeaders(t, key, env.Getenv)...)
 }
 
@@ -303,19 +304,82 @@ func (c *Config) checkTools(t *Target, key func(string) string, names Names) []e
 	return errs
 }
 
-// ToolArgs checks a tool call's arguments: empty, or a JSON object.
-func ToolArgs(args string) error {
-	if args == "" {
+// checkLangGraph checks the langgraph dialect's keys: only on a langgraph
+// target; the input a JSON object; known stream modes, one of them a
+// message mode (the answer's text comes in message chunks).
+func (c *Config) checkLangGraph(t *Target, key func(string) string, names Names) []error {
+	var errs []error
+	set := map[string]bool{"assistant_id": t.AssistantID != "", "input": t.Input != "", "stream_mode": t.StreamMode != nil, "stream_resumable": t.StreamResumable != nil}
+	for _, k := range []string{"assistant_id", "input", "stream_mode", "stream_resumable"} {
+		if set[k] && t.Dialect != "langgraph" {
+			errs = append(errs, c.errAt(key(k), "%s is for the langgraph dialect (this target's is %s)", c.name(key(k)), t.Dialect))
+		}
+	}
+	if t.AssistantID != "" && strings.ContainsAny(t.AssistantID, "\"\\\x00\n\r") {
+		errs = append(errs, c.errValue(key("assistant_id"), strconv.Quote(t.AssistantID), "want an assistant id or a graph id"))
+	}
+	if err := JSONObject(t.Input, "the run's input"); err != nil {
+		errs = append(errs, c.errAt(key("input"), "%v", err))
+	}
+	message := false
+	for j, m := range t.StreamMode {
+		if !slices.Contains(names.StreamModes, m) {
+			errs = append(errs, c.errAt(key("stream_mode"), "%sunknown stream mode %q (known: %s)", c.elem(key("stream_mode"), j), m, strings.Join(names.StreamModes, ", ")))
+		}
+		message = message || m == "messages-tuple" || m == "messages"
+	}
+	if t.StreamMode != nil && !message {
+		errs = append(errs, c.errAt(key("stream_mode"), "neither messages-tuple nor messages: the run's stream would carry no message chunk, so no text to measure"))
+	}
+	return errs
+}
+
+// checkResumable checks the keys of an AI SDK app that resumes: only on
+// an ai-sdk-ui target; a resume URL only with resumable, naming the chat,
+// and an http(s) URL once filled in.
+func (c *Config) checkResumable(t *Target, key func(string) string) []error {
+	var errs []error
+	if t.Resumable && t.Dialect != "ai-sdk-ui" {
+		errs = append(errs, c.errAt(key("resumable"), "%s is for the ai-sdk-ui dialect (this target's is %s)", c.name(key("resumable")), t.Dialect))
+	}
+	if t.ResumeURL == "" {
+		return errs
+	}
+	switch {
+	case t.Dialect != "ai-sdk-ui":
+		errs = append(errs, c.errAt(key("resume_url"), "%s is for the ai-sdk-ui dialect (this target's is %s)", c.name(key("resume_url")), t.Dialect))
+	case !t.Resumable:
+		errs = append(errs, c.errNamed(key("resume_url"), "%s needs %s: the app resumes only when it says so", c.name(key("resume_url")), c.setting(key("resumable"))))
+	case !strings.Contains(t.ResumeURL, "{chatId}"):
+		errs = append(errs, c.errValue(key("resume_url"), strconv.Quote(t.ResumeURL), "want a URL that names the chat with {chatId} (the default: {api}/{chatId}/stream)"))
+	default:
+		u, err := url.Parse(strings.NewReplacer("{api}", "http://host/api/chat", "{chatId}", "chat").Replace(t.ResumeURL))
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			errs = append(errs, c.errValue(key("resume_url"), strconv.Quote(t.ResumeURL), "want an http(s) URL, or one that starts with {api} (the chat route's URL)"))
+		}
+	}
+	return errs
+}
+
+// JSONObject checks a setting that takes a JSON object (what names it):
+// empty, or a JSON object.
+func JSONObject(s, what string) error {
+	if s == "" {
 		return nil
 	}
 	var v any
-	if err := json.Unmarshal([]byte(args), &v); err != nil {
-		return fmt.Errorf("not JSON: %w", err) // a *json.SyntaxError: its message has no "json: " prefix
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return errors.New("want a JSON object ({\"name\": value, ...}), the tool's arguments")
+		return fmt.Errorf("want a JSON object ({\"name\": value, ...}), %s", what)
 	}
 	return nil
+}
+
+// ToolArgs checks a tool call's arguments: empty, or a JSON object.
+func ToolArgs(args string) error {
+	return JSONObject(args, "the tool's arguments") // a *json.SyntaxError's message has no "json: " prefix
 }
 
 // checkHeaders checks the headers and the secrets: none inline, each

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +43,32 @@ type onceFlags struct {
 	dropAfter, rewind, maxReconnects            int
 	noResume, noInlineThink                     bool
 	dropAt, away                                time.Duration
+
+	assistant, input, streamMode, resumeURL string
+	streamResumable                         optBool
+	resumable                               bool
 }
+
+// optBool is a boolean flag that knows whether it was given.
+type optBool struct{ v *bool }
+
+func (b *optBool) String() string {
+	if b == nil || b.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*b.v)
+}
+
+func (b *optBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	b.v = &v
+	return nil
+}
+
+func (b *optBool) IsBoolFlag() bool { return true }
 
 // onceKeys maps each config key once's flags set to its flag, so that an
 // error names the flag the user gave.
@@ -60,6 +87,8 @@ var onceKeys = map[string]string{
 	"target[0].reset_event": "-reset-event", "target[0].stale_headers": "-stale-header",
 	"target[0].resume_on_drop": "-no-resume", "target[0].max_reconnects": "-max-reconnects",
 	"target[0].tool": "-tool", "target[0].mcp_version": "-mcp-version", "target[0].inline_think": "-no-inline-think",
+	"target[0].assistant_id": "-assistant", "target[0].input": "-input", "target[0].stream_mode": "-stream-mode",
+	"target[0].stream_resumable": "-stream-resumable", "target[0].resumable": "-resumable", "target[0].resume_url": "-resume-url",
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
@@ -103,6 +132,12 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noResume, "no-resume", false, "end the run as upstream_error when the server drops the stream, instead of resuming it (sse with ids, openai-responses)")
 	fs.IntVar(&f.maxReconnects, "max-reconnects", resumeclient.DefaultMaxReconnects, "reconnects one run may make after drops by the server")
 	fs.BoolVar(&f.noInlineThink, "no-inline-think", false, "measure a leading <think>...</think> block of the visible text as the answer, not as reasoning (the target key inline_think = false)")
+	fs.StringVar(&f.assistant, "assistant", "", "langgraph dialect: the assistant (or graph id) the run is made on (default "+dialect.DefaultAssistant+")")
+	fs.StringVar(&f.input, "input", "", "langgraph dialect: the run's input, a JSON object (default: the sample's prompt as one user message)")
+	fs.StringVar(&f.streamMode, "stream-mode", "", "langgraph dialect: the run's stream modes, comma-separated (default "+strings.Join(dialect.DefaultStreamModes, ",")+")")
+	fs.Var(&f.streamResumable, "stream-resumable", "langgraph dialect: ask for a resumable stream (default true; -stream-resumable=false shows what a rejoin loses without it)")
+	fs.BoolVar(&f.resumable, "resumable", false, "ai-sdk-ui dialect: the app resumes its answers (the AI SDK's resumable streams): a drop is resumed by a GET on -resume-url")
+	fs.StringVar(&f.resumeURL, "resume-url", "", "ai-sdk-ui dialect with -resumable: the resume URL, {api} the chat route's URL, {chatId} the chat's id (default "+dialect.DefaultResumeURL+")")
 }
 
 // config turns the flags into a config of one target, checked as a file
@@ -142,6 +177,10 @@ func (f *onceFlags) target() (config.Target, error) {
 		if slices.Contains(dialect.OpaqueIDDialects(), t.Dialect) {
 			t.IDs = config.IDsOpaque
 		}
+	}
+	t.AssistantID, t.Input, t.StreamResumable, t.Resumable, t.ResumeURL = f.assistant, f.input, f.streamResumable.v, f.resumable, f.resumeURL
+	if f.streamMode != "" {
+		t.StreamMode = strings.Split(f.streamMode, ",")
 	}
 	t.Samples = []string{f.sample}
 	if f.drill != "" {

@@ -92,7 +92,7 @@ func (j Job) WithToken(ctx context.Context) (dialect.Target, error) {
 func Env(getenv func(string) string) config.Env {
 	return config.Env{
 		Names: config.Names{Dialects: dialect.Names(), Samples: dialect.SampleNames, Drills: probe.DrillNames,
-			NoEventIDs: dialect.NoEventIDs(), OpaqueIDs: dialect.OpaqueIDDialects(), MCPVersions: dialect.MCPVersions()},
+			NoEventIDs: dialect.NoEventIDs(), OpaqueIDs: dialect.OpaqueIDDialects(), MCPVersions: dialect.MCPVersions(), StreamModes: dialect.StreamModes},
 		Getenv: getenv,
 	}
 }
@@ -229,6 +229,10 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 		}
 		t.Tools[s] = dialect.ToolCall{Name: tc.Name, Args: args, Task: tc.Task}
 	}
+	t.App = appSettings(ct)
+	if ct.Builtin && ct.Resumable {
+		t.URL = builtin.ResumableURL(builtinURL, "correct")
+	}
 	if ct.Builtin && t.Model == "" {
 		// The built-in target takes any model; a dialect whose URL names
 		// one (gemini) needs a name.
@@ -273,6 +277,19 @@ func tokenSource(ct config.Target, getenv func(string) string) (tokensource.Sour
 		return tokensource.File(ct.BearerFile), name, prefix
 	}
 	return nil, "", ""
+}
+
+// appSettings are the target's settings of an application's API
+// (langgraph, a resumable ai-sdk-ui route); nil when it sets none.
+func appSettings(ct config.Target) *dialect.App {
+	if ct.AssistantID == "" && ct.Input == "" && ct.StreamMode == nil && ct.StreamResumable == nil && !ct.Resumable && ct.ResumeURL == "" {
+		return nil
+	}
+	app := &dialect.App{AssistantID: ct.AssistantID, StreamModes: ct.StreamMode, StreamResumable: ct.StreamResumable, Resumable: ct.Resumable, ResumeURL: ct.ResumeURL}
+	if ct.Input != "" {
+		app.Input = []byte(ct.Input)
+	}
+	return app
 }
 
 // BuiltinModel is the model a target on the built-in reference target
