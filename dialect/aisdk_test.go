@@ -184,7 +184,9 @@ func TestAISDKResumablePeer(t *testing.T) {
 	runProbe(t, tg, "short", reftest.RunDeadline) // warm-up
 
 	rec := drill(t, tg, "long", probe.Drill{Name: probe.DrillDrop}, reftest.RunDeadline)
-	log := peer.Wait(t, "the resume", func(log []resumablepeer.Exchange) bool { return len(log) > 0 && log[len(log)-1].Method == "GET" && log[len(log)-1].EndAt > 0 })
+	log := peer.Wait(t, "the resume", func(log []resumablepeer.Exchange) bool {
+		return len(log) > 0 && log[len(log)-1].Method == "GET" && log[len(log)-1].EndAt > 0
+	})
 	get := log[len(log)-1]
 	post, _ := resumablepeer.Post(log, get.Chat)
 	t.Logf("drop: %s %s %q; the GET came %.1f ms after the POST, the id was saved at %.1f ms", rec.Outcome, rec.Verdict, rec.ResumeDetail, get.Start-post.Start, post.SavedAt)

@@ -76,7 +76,10 @@ func deltas(lines []string) int {
 }
 
 func saved(chat string) func([]resumablepeer.Exchange) bool {
-	return func(log []resumablepeer.Exchange) bool { e, ok := resumablepeer.Post(log, chat); return ok && e.SavedAt > 0 }
+	return func(log []resumablepeer.Exchange) bool {
+		e, ok := resumablepeer.Post(log, chat)
+		return ok && e.SavedAt > 0
+	}
 }
 
 // Once the route saved the stream's id, a resume gets the whole answer
