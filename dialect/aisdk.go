@@ -202,7 +202,7 @@ func (aiSDKResume) Label(chat string) string {
 	if chat == "" {
 		return "the resume GET"
 	}
-	return "the resume GET of chat " + chat
+	return "chat id " + chat
 }
 
 func (aiSDKResume) StaleCursor() string { return DefaultStaleChat }

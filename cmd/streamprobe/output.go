@@ -78,10 +78,7 @@ func printRecord(w io.Writer, r probe.Record, asJSON bool) error {
 		if r.Resumed && r.Task != nil {
 			taskResume(&b, r)
 		} else if r.Resumed {
-			sent := "Last-Event-ID: " + r.LastEventIDSent
-			if r.LastEventIDSent == "" {
-				sent = "no cursor (the answer is replayed from its start)"
-			}
+			sent := sentText(r)
 			fmt.Fprintf(&b, "  %-16s %s, %d reconnect(s), %d drop(s) by the server\n", "sent", sent, r.Reconnects, r.ServerDrops)
 			fmt.Fprintf(&b, "  %-16s replayed %d, duplicates %d (removed), missed %d", "came back", r.Replayed, r.Duplicates, r.Missed)
 			if r.StaleAnswer != "" {
@@ -173,4 +170,20 @@ func msText(v *float64) string {
 		return "absent"
 	}
 	return fmt.Sprintf("%.1f ms", *v)
+}
+
+// sentText says what the last resume sent: Last-Event-ID and its id, or
+// for a dialect whose resume replays the answer from its start, no
+// cursor (or the stale drill's chat id).
+func sentText(r probe.Record) string {
+	d, err := dialect.Lookup(r.Dialect)
+	if err == nil {
+		if rs := dialect.ResumerOf(d, dialect.Target{App: &dialect.App{Resumable: true}}); rs != nil && dialect.ModeOf(rs) == dialect.Replay {
+			if r.LastEventIDSent == "" {
+				return "no cursor (the answer is replayed from its start)"
+			}
+			return rs.Label(r.LastEventIDSent)
+		}
+	}
+	return "Last-Event-ID: " + r.LastEventIDSent
 }
