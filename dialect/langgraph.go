@@ -67,8 +67,11 @@ const langGraphRuns = "/runs/stream"
 // drop never cancels the run (on_disconnect continue), so a client can
 // rejoin it.
 func (langGraph) Request(t Target, s Sample, _ bool) (resumeclient.Request, error) {
-	if _, err := url.Parse(t.URL); err != nil {
+	switch u, err := url.Parse(t.URL); {
+	case err != nil:
 		return resumeclient.Request{}, &TargetError{Key: "url", Err: fmt.Errorf("langgraph: %w", err)}
+	case u.RawQuery != "" || u.Fragment != "":
+		return resumeclient.Request{}, &TargetError{Key: "url", Err: errors.New("langgraph: the URL is the server's base, to which /threads is appended: it takes no query (send an API key with header_env, as x-api-key)")}
 	}
 	body := t.Body
 	if body == nil {
@@ -398,18 +401,9 @@ func (langGraph) CancelStream(ctx context.Context, c *resumeclient.Client, _ Tar
 	if u == "" || runID == "" {
 		return errors.New("langgraph: no run id to cancel (the answer had no Content-Location)")
 	}
-	h := req.Header.Clone()
-	st, err := c.Open(ctx, resumeclient.Request{Method: http.MethodPost, URL: u + "/runs/" + runID + "/cancel", Header: h, Body: []byte(`{}`),
-		Framing: resumeclient.FramingSSEOrJSON})
-	if err == nil {
-		st.Close()
-		return nil
-	}
-	var se *resumeclient.StatusError
-	if errors.As(err, &se) && se.Status/100 == 2 {
-		return nil
-	}
-	return err
+	// Any 2xx is fine (202 Accepted), as for MCP's messages that expect no
+	// answer.
+	return mcpPost(ctx, c, resumeclient.Request{URL: u + "/runs/" + url.PathEscape(runID) + "/cancel", Header: req.Header}, []byte(`{}`))
 }
 
 // Resumer rejoins the run's stream with Last-Event-ID.

@@ -2,6 +2,7 @@ package dialect_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -237,5 +238,15 @@ func TestLangGraphDecode(t *testing.T) {
 	}
 	if _, err := d.Decode(tg, &resumeclient.Event{Kind: resumeclient.KindEvent, Type: []byte("messages"), Data: []byte(`{"content":"x"`)}); err == nil || !strings.HasPrefix(err.Error(), "langgraph: ") {
 		t.Errorf("a broken messages event: %v", err)
+	}
+}
+
+// The URL is the server's base: a query could not go along to every path
+// the dialect appends, so it is refused, naming the url key.
+func TestLangGraphURLTakesNoQuery(t *testing.T) {
+	_, err := dialect.Dialects["langgraph"].Request(dialect.Target{URL: "http://127.0.0.1:2024/?key=x", Dialect: "langgraph"}, dialect.Samples["short"], false)
+	var te *dialect.TargetError
+	if !errors.As(err, &te) || te.Key != "url" || !strings.Contains(err.Error(), "takes no query") {
+		t.Errorf("error %v", err)
 	}
 }

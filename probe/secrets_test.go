@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -98,4 +99,42 @@ func TestSecretsStayHome(t *testing.T) {
 			t.Errorf("error %q", rec.Error)
 		}
 	})
+}
+
+// A secret in a resume URL of the dialect's own (a resumable AI SDK app's
+// resume_url with a token in its query) is a secret of the run: a resume
+// answered with an error that echoes it leaves no piece of it in the
+// record.
+func TestResumeURLSecretStaysOut(t *testing.T) {
+	t.Parallel()
+	const token = "tok-resume-0123456789abcdef"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "no stream for "+r.URL.String())
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		io.WriteString(w, "data: {\"type\":\"start\"}\n\n")
+		for i := range 6 {
+			fmt.Fprintf(w, "data: {\"type\":\"text-delta\",\"id\":\"t\",\"delta\":\"w%d\"}\n\n", i)
+			rc.Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	tg := dialect.Target{Name: "app", URL: srv.URL + "/api/chat", Dialect: "ai-sdk-ui", EndData: "[DONE]",
+		App: &dialect.App{Resumable: true, ResumeURL: "{api}/{chatId}/stream?token=" + token}}
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
+	defer cancel()
+	rec := Run(ctx, tg, Options{Sample: dialect.Samples["long"], Client: reftest.NewClient(t), Drill: Drill{Name: DrillDrop}}).Record
+	if rec.Outcome != UpstreamError || !strings.Contains(rec.Error, "500") {
+		t.Fatalf("outcome %s %q: the server did not answer as planned", rec.Outcome, rec.Error)
+	}
+	b, _ := json.Marshal(rec)
+	if p := leak.Any(string(b), token); p != "" {
+		t.Errorf("the record shows %q: %s", p, b)
+	}
 }

@@ -12,8 +12,6 @@ package langgraphpeer
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -120,14 +118,7 @@ func Start(t testing.TB) *Peer {
 
 // Log returns every exchange so far (the newest 500), oldest first.
 func (p *Peer) Log() ([]Exchange, error) {
-	resp, err := http.Get(p.URL + "/_log")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var out []Exchange
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("the peer's log: %w", err)
-	}
-	return out, nil
+	err := nodepeer.GetJSON(p.URL+"/_log", &out)
+	return out, err
 }

@@ -12,8 +12,6 @@
 package resumablepeer
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"path/filepath"
 	"runtime"
@@ -98,16 +96,9 @@ func Start(t testing.TB, store *Store) *Peer {
 
 // Log returns the requests so far (the newest 500), oldest first.
 func (p *Peer) Log() ([]Exchange, error) {
-	resp, err := http.Get(p.base + "/log")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var out []Exchange
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("the peer's log: %w", err)
-	}
-	return out, nil
+	err := nodepeer.GetJSON(p.base+"/log", &out)
+	return out, err
 }
 
 // Wait polls the log (up to a minute) until ok holds, and returns it.
