@@ -51,7 +51,7 @@ func (r *run) event(ev *resumeclient.Event) bool {
 	// A message of another stream is judged by mark, and kept out of the
 	// id check: its ids are not this stream's.
 	again := r.check != nil && !ch.Foreign && r.check.event(cursor, hasCursor, ev.Type, ev.Data)
-	if r.replay != nil {
+	if r.replayer() != nil {
 		again = r.replayEvent(ev, &ch)
 	}
 	r.mark(&ch, again, cursor)

@@ -24,7 +24,7 @@ func (r *run) replayEvent(ev *resumeclient.Event, ch *dialect.Chunk) bool {
 	}
 	k := replayKey(ev.Type, ev.Data, ch.Kind == dialect.Text)
 	if r.conn == 0 {
-		r.replay.live(k, ch.Done)
+		r.replayer().live(k, ch.Done)
 		if !r.cursorSeen.Load() {
 			r.sawCursor() // any event is a place to resume from
 		}
@@ -34,7 +34,7 @@ func (r *run) replayEvent(ev *resumeclient.Event, ch *dialect.Chunk) bool {
 	if rc.FirstEvent.IsZero() {
 		rc.FirstEvent = ev.Dispatched
 	}
-	again := r.replay.event(k, ch.Begin, ch.Done)
+	again := r.replayer().event(k, ch.Begin, ch.Done)
 	if again {
 		rc.Replayed = ev.Dispatched
 	}
@@ -55,7 +55,7 @@ func (r *run) replayResumeID() string {
 // resumer before onDrop's other cases: an empty answer (200 with no
 // event) is no resume at all. It reports whether it judged the drop.
 func (r *run) replayDropped(d *resumeclient.Drop) bool {
-	if r.replay == nil || d.Conn == 0 || r.staleConn || d.Events > 0 || !errors.Is(d.Err, io.EOF) {
+	if r.replayer() == nil || d.Conn == 0 || r.staleConn || d.Events > 0 || !errors.Is(d.Err, io.EOF) {
 		return false
 	}
 	r.replayLost(fmt.Sprintf("the resume was answered HTTP %d with no event: an empty answer where no stream is active (the answer to that is 204 No Content)", d.Info.Status))
@@ -68,11 +68,11 @@ func (r *run) replayDropped(d *resumeclient.Drop) bool {
 // event stream is an empty answer. It reports whether it judged err.
 func (r *run) replayStatus(err error) bool {
 	var se *resumeclient.StatusError
-	if r.replay == nil || len(r.tl.Reconnects) == 0 || r.staleConn || !errors.As(err, &se) {
+	if r.replayer() == nil || len(r.tl.Reconnects) == 0 || r.staleConn || !errors.As(err, &se) {
 		return false
 	}
 	switch {
-	case se.Status == http.StatusNoContent && r.replay.done:
+	case se.Status == http.StatusNoContent && r.replayer().done:
 		r.rec.Outcome = Success
 		r.rec.Verdict = VerdictPass
 		r.rec.ResumeDetail = "the resume was answered 204 No Content (no active stream) after the answer had finished (its last part had come): nothing was lost"
@@ -90,7 +90,7 @@ func (r *run) replayStatus(err error) bool {
 // the answer is lost, unless it had finished (then only the answer's form
 // was wrong).
 func (r *run) replayLost(why string) {
-	c := r.replay
+	c := r.replayer()
 	if c.done {
 		c.flag(VerdictMissed, why+"; the answer had finished, so no part was lost, but the client cannot tell this answer from a lost stream")
 		r.rec.Outcome = Success
@@ -106,7 +106,7 @@ func (r *run) replayLost(why string) {
 // finishReplay fills the resume fields of a Replay resumer's record: the
 // counts, the handshake and the replay apart, the verdict.
 func (r *run) finishReplay() {
-	c, rec := r.replay, &r.rec
+	c, rec := r.replayer(), &r.rec
 	for _, rc := range r.tl.Reconnects {
 		if !rc.Replayed.IsZero() {
 			rec.ReplayMs = maxPtr(rec.ReplayMs, ms(rc.Replayed.Sub(rc.FirstEvent)))

@@ -245,8 +245,8 @@ func (r *run) resume(d *resumeclient.Drop, byServer bool) bool {
 	r.ended = false
 	r.rec.LastEventIDSent = id
 	r.rec.Resumed = true
-	if r.replay != nil {
-		r.replay.reconnected()
+	if r.replayer() != nil {
+		r.replayer().reconnected()
 	} else {
 		r.check.reconnected(id)
 	}
@@ -329,7 +329,7 @@ func serverDrop(err error) bool {
 // dispatched one, or what the drill's step asks for. With none, the run
 // ends on the drop's own cause (dropErr), and why it was not resumed.
 func (r *run) resumeID(dropErr error, byServer bool) (string, bool) {
-	if r.replay != nil {
+	if r.replayer() != nil {
 		return r.replayResumeID(), true
 	}
 	last := string(r.cursor)
@@ -448,7 +448,7 @@ func (r *run) finishResume(s Scores) {
 		if !rc.Headers.IsZero() {
 			rec.ReconnectMs = maxPtr(rec.ReconnectMs, ms(rc.Headers.Sub(rc.Drop)))
 		}
-		if hs, ok := replayHandshake(rc); ok && r.replay != nil {
+		if hs, ok := replayHandshake(rc); ok && r.replayer() != nil {
 			rec.ResumeHandshakeMs = maxPtr(rec.ResumeHandshakeMs, hs)
 		} else if !rc.FirstChunk.IsZero() {
 			rec.ResumeHandshakeMs = maxPtr(rec.ResumeHandshakeMs, ms(rc.FirstChunk.Sub(rc.Start)))
@@ -458,7 +458,7 @@ func (r *run) finishResume(s Scores) {
 		rec.TailExclReconnectMs = round3(ptr(*s.Tail - ms(excluded)))
 	}
 	r.finishTask()
-	if r.replay != nil {
+	if r.replayer() != nil {
 		r.finishReplay()
 		return
 	}

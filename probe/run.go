@@ -186,7 +186,6 @@ type run struct {
 	c                 *resumeclient.Client
 	req               resumeclient.Request
 	check             *resumeCheck
-	replay            *replayCheck // the check of a Replay resumer's resumes, instead of check
 	sess              *resumeclient.Session
 	st                *resumeclient.Stream // the open connection
 
@@ -255,6 +254,7 @@ type resumed struct {
 	retryWait  time.Duration        // the wait taken from it (0: none)
 	retryUntil time.Time            // when that wait ends
 	task       *taskRun             // the task the call was made (MCP Tasks); nil none
+	replay     *replayCheck         // a Replay resumer's check, set from the start
 }
 
 // noDrill is the options of a run without a drill's.
@@ -349,14 +349,25 @@ func (r *run) prepare(o *Options) bool {
 // from its start, by each event's position and hash.
 func (r *run) newCheck() {
 	if dialect.ModeOf(r.rs) == dialect.Replay {
-		r.replay = newReplayCheck(r.show)
+		// The replay check keeps the live answer from the first event:
+		// its state lives with the resumes' (a run of any other resumer
+		// holds none of it).
+		r.res = &resumed{replay: newReplayCheck(r.show)}
 		return
 	}
 	r.check = newResumeCheck(r.dr.OpaqueIDs, r.drill == DrillDuplicate, r.show, func(id string) string { return r.rs.Label(r.show(id)) })
 }
 
+// replayer is the check of a Replay resumer's resumes; nil for any other.
+func (r *run) replayer() *replayCheck {
+	if r.res == nil {
+		return nil
+	}
+	return r.res.replay
+}
+
 // resumes reports whether the run resumes a stream it lost.
-func (r *run) resumes() bool { return r.check != nil || r.replay != nil }
+func (r *run) resumes() bool { return r.check != nil || r.replayer() != nil }
 
 // loop reads the session to the end of the run. The reads block here for
 // the whole stream: keep its frame small.
