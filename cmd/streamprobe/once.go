@@ -124,7 +124,7 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.dropAt, "drop-at", 0, "drill: drop the first connection this long after the start instead (may land mid-event)")
 	fs.DurationVar(&f.away, "away", 0, "drill: stay away this long after the drop before resuming (a client that comes back later); default at once")
 	fs.IntVar(&f.rewind, "rewind", probe.DefaultRewind, "duplicate drill: how many events back the last resume starts")
-	fs.StringVar(&f.staleID, "stale-id", "", "stale drill: the cursor to resume with: an unknown id, or one older than the server retains (default "+dialect.DefaultStaleID+", or "+dialect.DefaultStaleCursor+" for openai-responses)")
+	fs.StringVar(&f.staleID, "stale-id", "", "stale drill: the cursor to resume with: an unknown id, or one older than the server retains (default "+dialect.DefaultStaleID+", or "+dialect.DefaultStaleCursor+" for openai-responses and langgraph, or the chat id "+dialect.DefaultStaleChat+" for a resumable ai-sdk-ui app)")
 	fs.StringVar(&f.ids, "ids", "", "drill: '"+config.IDsInt+"' checks integer ids for continuity, '"+config.IDsOpaque+"' only for uniqueness and position (default: "+config.IDsOpaque+" for "+strings.Join(dialect.OpaqueIDDialects(), ", ")+", "+config.IDsInt+" for the others)")
 	fs.StringVar(&f.errorEvent, "error-event", probe.DefaultErrorEvent, "stale drill: event type of an error answer")
 	fs.StringVar(&f.resetEvent, "reset-event", probe.DefaultResetEvent, "stale drill: event type of a reset marker")
