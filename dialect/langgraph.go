@@ -303,7 +303,9 @@ func (m *langGraphMessages) chunk(tuple bool) Chunk {
 		switch {
 		case e.text:
 			c.Kind = Text
-		case (e.reasoning || e.toolArgs) && c.Kind == Meta:
+		case e.reasoning && (c.Kind == Meta || c.Kind == Effective):
+			c.Kind, c.Reasoning = Effective, true
+		case e.toolArgs && c.Kind == Meta:
 			c.Kind = Effective
 		}
 		if e.usage.set && (e.usage.in > 0 || e.usage.out > 0) {

@@ -232,6 +232,9 @@ func TestLangGraphDecode(t *testing.T) {
 		if c.Kind != tc.kind || got != tc.want {
 			t.Errorf("%s %s: kind %d %q, want %d %q", tc.typ, tc.data, c.Kind, got, tc.kind, tc.want)
 		}
+		if reasoning := strings.Contains(tc.data, "reasoning_content") || strings.Contains(tc.data, "thinking"); c.Reasoning != reasoning {
+			t.Errorf("%s %s: reasoning %v", tc.typ, tc.data, c.Reasoning)
+		}
 		if strings.Contains(tc.data, "usage_metadata") && (!c.HasUsage || c.Usage.Prompt != 3 || c.Usage.Completion != 4) {
 			t.Errorf("usage %+v", c.Usage)
 		}

@@ -100,7 +100,7 @@ func demoDrills(ctx context.Context, client *resumeclient.Client, drills []built
 			if i > 0 {
 				fmt.Fprintln(stdout)
 			}
-			fmt.Fprintf(stdout, "# server: %s; %s\n", dd.Server, expected(dd))
+			fmt.Fprintf(stdout, "# server: %s; %s\n", dd.Server, expectedText(dd))
 		}
 		if err := printRecord(stdout, res.Record, asJSON); err != nil {
 			fmt.Fprintf(stderr, "streamprobe demo: writing output: %v\n", err)
@@ -119,8 +119,8 @@ func demoDrills(ctx context.Context, client *resumeclient.Client, drills []built
 	return code
 }
 
-// expected says what a demo drill's server must give.
-func expected(dd builtin.DrillCase) string {
+// expectedText says what a demo drill's server must give.
+func expectedText(dd builtin.DrillCase) string {
 	if dd.WantOutcome != "" {
 		return "expected outcome: " + strings.ToUpper(string(dd.WantOutcome))
 	}
