@@ -49,11 +49,6 @@ type Target struct {
 	// HTTP2 offers HTTP/2 over TLS (as browsers do); by default a client
 	// from NewClient speaks HTTP/1.1, as the OpenAI and Anthropic SDKs do.
 	HTTP2 bool
-	// App holds the settings of the dialects that speak an application's
-	// API rather than a model's (langgraph, a resumable ai-sdk-ui route);
-	// nil: their defaults. Behind a pointer: a run keeps its target for as
-	// long as its stream lasts.
-	App *App
 	// NoResume turns off the resume after a drop by the server (for
 	// dialects that can resume): such a drop is then an upstream_error.
 	// Drills still resume.
@@ -62,6 +57,11 @@ type Target struct {
 	// the visible text (a leading <think>...</think>, see Think): the
 	// text is then all the answer's.
 	NoInlineThink bool
+	// App holds the settings of the dialects that speak an application's
+	// API rather than a model's (langgraph, a resumable ai-sdk-ui route);
+	// nil: their defaults. Behind a pointer: a run keeps its target for as
+	// long as its stream lasts.
+	App *App
 	// Net is how the target's connections are made (IP family, a fixed
 	// address, the source address, the proxy); nil is the system's way:
 	// DNS, either family, the environment's proxy. A pointer: few targets

@@ -146,8 +146,8 @@ func (r *run) release() {
 	if r.replies != nil {
 		r.replies.wg.Wait() // each bounded by replyWait
 	}
-	if r.session != nil {
-		r.session.CloseSession(r.ctx, r.c, r.t, r.req)
+	if sd, ok := r.d.(dialect.Session); ok && r.sessionOpen {
+		sd.CloseSession(r.ctx, r.c, r.t, r.req)
 	}
 	if r.firstTimer != nil {
 		r.firstTimer.Stop()
@@ -166,12 +166,11 @@ func (r *run) release() {
 type run struct {
 	ctx context.Context
 	// cancel cancels ctx with a cause (FirstChunkTimeout); nil without one.
-	cancel  context.CancelCauseFunc
-	t       dialect.Target
-	d       dialect.Dialect
-	rs      dialect.Resumer // how d resumes; nil: it cannot
-	session dialect.Session // the session to end, once opened
-	drill   string
+	cancel context.CancelCauseFunc
+	t      dialect.Target
+	d      dialect.Dialect
+	rs     dialect.Resumer // how d resumes; nil: it cannot
+	drill  string
 	// dr is the drill's options: a copy when Options.Drill sets any,
 	// else noDrill (never written).
 	dr *Drill
@@ -219,6 +218,7 @@ type run struct {
 	staleConn     bool
 	final         bool // the dialect's last event came: the end of the body is the end
 	cursorCleared bool // the last id field was empty
+	sessionOpen   bool // a Session dialect's session is open: release ends it
 	// unresumable: the stream cannot be resumed by design (the dialect's
 	// Unresumable said so after the session setup): no drill drops it.
 	unresumable bool
@@ -319,7 +319,7 @@ func (r *run) prepare(o *Options) bool {
 		if !r.openSession(sd) {
 			return false
 		}
-		r.session = sd // release ends it
+		r.sessionOpen = true // release ends it
 		if v, ok := d.(dialect.Versioner); ok {
 			r.rec.ProtocolVersion = v.ProtocolVersion(r.req)
 		}
