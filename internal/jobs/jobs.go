@@ -231,7 +231,7 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	}
 	t.App = appSettings(ct)
 	if ct.Builtin && ct.Resumable {
-		t.URL = builtin.ResumableURL(builtinURL, "correct")
+		t.URL = builtin.ResumableURL(url, "correct") // url: the built-in target, slowed as asked
 	}
 	if ct.Builtin && t.Model == "" {
 		// The built-in target takes any model; a dialect whose URL names

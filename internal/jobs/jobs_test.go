@@ -229,6 +229,46 @@ cancel_after = 2
 	}
 }
 
+// A built-in target's slowdown reaches the application servers too: the
+// LangGraph API's URL and a resumable AI SDK route's carry the /slow/F
+// prefix, as every other dialect's do.
+func TestBuildBuiltinSlowdownOfTheApps(t *testing.T) {
+	c := parse(t, `[[target]]
+name = "lg"
+builtin = true
+dialect = "langgraph"
+slowdown = 1.5
+[[target]]
+name = "ra"
+builtin = true
+dialect = "ai-sdk-ui"
+resumable = true
+slowdown = 1.5
+[[target]]
+name = "ra-plain"
+builtin = true
+dialect = "ai-sdk-ui"
+resumable = true
+`, nil)
+	js, err := Build(c, "http://127.0.0.1:9/", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, j := range js {
+		got[j.Name] = j.Target.URL
+	}
+	for name, want := range map[string]string{
+		"lg/short":       "http://127.0.0.1:9/slow/1.5/langgraph",
+		"ra/short":       "http://127.0.0.1:9/slow/1.5/resumable/correct/api/chat",
+		"ra-plain/short": "http://127.0.0.1:9/resumable/correct/api/chat",
+	} {
+		if got[name] != want {
+			t.Errorf("%s: URL %q, want %q", name, got[name], want)
+		}
+	}
+}
+
 // The deadline of a job run at t: its next due time (interval, or the
 // cron expression's next activation; drill_every for a drill) plus
 // jitter, max_stream and DeadlineGrace.

@@ -179,7 +179,7 @@ func (a *Resumable) post(w http.ResponseWriter, r *http.Request, fault Resumable
 		steps = AISDKWorkedExample()
 	}
 	l := newLiveLog()
-	go l.play(steps, a.quit)
+	go l.play(stretched(r.Context(), steps), a.quit)
 	a.mu.Lock()
 	if len(a.chats) >= 256 {
 		clear(a.chats)
@@ -206,7 +206,7 @@ func (a *Resumable) resume(w http.ResponseWriter, r *http.Request, fault Resumab
 	}
 	if fault == ResumableRestart {
 		l = newLiveLog()
-		go l.play(regenerated(a.Steps), a.quit)
+		go l.play(stretched(r.Context(), regenerated(a.Steps)), a.quit)
 	}
 	a.play(w, r, l, 0, fault, true)
 	return http.StatusOK

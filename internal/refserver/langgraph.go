@@ -214,7 +214,7 @@ func (g *LangGraph) newRun(w http.ResponseWriter, r *http.Request, thread string
 		}
 		run = &lgRun{id: id, fault: fault, log: newLiveLog()}
 		runs[id] = run
-		go run.log.play(lgSteps(steps, id), g.quit)
+		go run.log.play(stretched(r.Context(), lgSteps(steps, id)), g.quit)
 	}
 	g.mu.Unlock()
 	if !ok {

@@ -11,7 +11,8 @@ import (
 // SlowPrefix starts a path that asks the server to play its streams
 // slower: /slow/1.2/v1/chat/completions is /v1/chat/completions with
 // every step 1.2 times as far from the start (and the MCP progress tool's
-// steps 1.2 times as far apart). A candidate slower by a known factor, for
+// steps 1.2 times as far apart, the LangGraph runs and the resumable AI SDK
+// app's answers likewise). A candidate slower by a known factor, for
 // compare's tests: the same server, the same schedule, stretched.
 const SlowPrefix = "/slow/"
 
@@ -68,4 +69,18 @@ func slowed(r *http.Request) *http.Request {
 	u.Path, u.RawPath = "/"+path, ""
 	r.URL = &u
 	return r
+}
+
+// stretched is steps with every offset times ctx's slowdown factor (steps
+// itself without one): the application servers' answers, produced on
+// their schedule whoever reads them, play slower as the streams do.
+func stretched(ctx context.Context, steps []Step) []Step {
+	if Slowdown(ctx) == 1 {
+		return steps
+	}
+	out := append([]Step(nil), steps...)
+	for i := range out {
+		out[i].At = Stretch(ctx, out[i].At)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package refserver
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -90,5 +91,52 @@ func TestSlowPrefixStretchesMCPProgress(t *testing.T) {
 	}
 	if !strings.Contains(body, "done after 4 steps") {
 		t.Errorf("no answer in %q", body)
+	}
+}
+
+// The application servers' answers stretch too (the built-in target's
+// LangGraph API and resumable AI SDK app): with /slow/3 an answer whose
+// last step is due 60 ms after the start ends no sooner than 180 ms after
+// the request (a lower bound, whatever the scheduler does).
+func TestSlowPrefixStretchesTheApps(t *testing.T) {
+	lg, ra := NewLangGraph(), NewResumable()
+	lg.Steps = func([]byte) []Step {
+		return []Step{{At: 20 * time.Millisecond, Event: "metadata", Data: `{"run_id":"{run_id}"}`}, {At: 60 * time.Millisecond, Event: "values", Data: `{}`}}
+	}
+	ra.Steps = (&AISDK{}).Part(20*time.Millisecond, "start", nil).Part(60*time.Millisecond, "finish", nil).Done(60 * time.Millisecond).Steps()
+	srv := NewUnstarted(nil)
+	srv.Mount = map[string]http.Handler{"/langgraph/": lg, "/resumable/": ra}
+	srv.Start()
+	defer srv.Close()
+	defer lg.Close()
+	defer ra.Close()
+	post := func(path, body string) (string, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b), time.Since(start)
+	}
+	thread, _ := post("/slow/3/langgraph/threads", `{}`)
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if err := json.Unmarshal([]byte(thread), &th); err != nil || th.ThreadID == "" {
+		t.Fatalf("thread %q: %v", thread, err)
+	}
+	body, took := post("/slow/3/langgraph/threads/"+th.ThreadID+"/runs/stream", `{"assistant_id":"agent","stream_resumable":true}`)
+	if took < 180*time.Millisecond || !strings.Contains(body, "event: values") {
+		t.Errorf("the LangGraph run ended %v after its request (want at least 3 x 60 ms): %q", took, body)
+	}
+	body, took = post("/slow/3/resumable/correct/api/chat", `{"id":"c1"}`)
+	if took < 180*time.Millisecond || !strings.Contains(body, "[DONE]") {
+		t.Errorf("the resumable app's answer ended %v after its request (want at least 3 x 60 ms): %q", took, body)
 	}
 }
