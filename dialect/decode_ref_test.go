@@ -596,7 +596,10 @@ func refDecodeAISDK(t Target, ev *resumeclient.Event) (Chunk, error) {
 		}
 	case "tool-input-available", "file":
 		c.Kind = Effective
+	case "start":
+		c.Begin = true
 	case "finish":
+		c.Done = true
 		switch p.FinishReason {
 		case "":
 		case "stop":
