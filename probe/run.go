@@ -442,7 +442,7 @@ func (r *run) classify(err error) {
 		r.fail(Timeout, "timeout: no first chunk within %s", r.firstChunkTimeout)
 	case errors.Is(ctx.Err(), context.Canceled):
 		r.fail(ClientCancelled, "cancelled before the end (shutdown)")
-	case errors.Is(err, resumeclient.ErrNotEventStream), errors.Is(err, resumeclient.ErrEventTooLarge):
+	case errors.Is(err, resumeclient.ErrNotEventStream), errors.Is(err, resumeclient.ErrEventTooLarge), errors.Is(err, resumeclient.ErrBadFrame):
 		r.fail(ProtocolError, "%v", err)
 	case errors.Is(err, resumeclient.ErrConnect):
 		r.fail(UpstreamError, "%v", err)

@@ -260,7 +260,7 @@ func responseKind(resp *http.Response, f Framing) error {
 	case resp.StatusCode != http.StatusOK:
 		return ErrHTTPStatus
 	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || !f.accepts(mt) {
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); f != FramingRaw && (err != nil || !f.accepts(mt)) {
 		return ErrNotEventStream
 	}
 	return nil
@@ -294,6 +294,10 @@ func (c *Client) newStream(resp *http.Response, r Request, info ConnInfo, cancel
 		s.frames = &s.lines
 	case r.Framing == FramingSSEOrJSON && mt == "application/json":
 		s.frames = &BodyParser{MaxEventSize: c.MaxEventSize}
+	case r.Framing == FramingRaw:
+		s.frames = &RawParser{}
+	case r.Framing == FramingEventStream:
+		s.frames = &EventStreamParser{MaxEventSize: c.MaxEventSize}
 	}
 	if r.LastEventID != "" {
 		s.parser.SetLastEventID(r.LastEventID)

@@ -15,6 +15,10 @@ var (
 	// ErrEventTooLarge means one event (its data and the line being read)
 	// grew past the configured limit; the stream is abandoned.
 	ErrEventTooLarge = errors.New("event larger than the limit")
+	// ErrBadFrame means a binary frame of the stream (an AWS event stream
+	// message) did not decode: a wrong length, a CRC that does not match,
+	// a header of no known type. The stream is abandoned.
+	ErrBadFrame = errors.New("malformed event stream message")
 	// ErrNotEventStream means the response was not text/event-stream.
 	ErrNotEventStream = errors.New("response is not text/event-stream")
 	// ErrHTTPStatus means the server answered with a status other than 200.

@@ -26,21 +26,40 @@ const (
 	// lines of unknown fields after the last event come as a KindTrailer
 	// event at the clean end of the body, where plain SSE ignores them.
 	FramingSSETrailer
+	// FramingRaw makes every read of the body that brings bytes one event
+	// (a plain-text stream: the AI SDK's text stream, a route that writes
+	// text/plain as it goes), whatever its Content-Type: no type, no id,
+	// no comment, stamped when the read returned.
+	FramingRaw
+	// FramingEventStream is the AWS event stream
+	// (application/vnd.amazon.eventstream, Amazon Bedrock's streams):
+	// binary messages, each a prelude, headers, a payload and CRCs, read
+	// with the AWS SDK's decoder. A message is one event (see
+	// EventStreamParser).
+	FramingEventStream
 )
 
 // MediaType is the Content-Type a response of this framing must have,
 // and the Accept a request asks for.
 func (f Framing) MediaType() string {
-	if f == FramingNDJSON {
+	switch f {
+	case FramingNDJSON:
 		return "application/x-ndjson"
+	case FramingRaw:
+		return "text/plain"
+	case FramingEventStream:
+		return "application/vnd.amazon.eventstream"
 	}
 	return "text/event-stream"
 }
 
 // Accept is the Accept header a request of this framing sends.
 func (f Framing) Accept() string {
-	if f == FramingSSEOrJSON {
+	switch f {
+	case FramingSSEOrJSON:
 		return "application/json, text/event-stream"
+	case FramingRaw:
+		return "text/plain, */*"
 	}
 	return f.MediaType()
 }
@@ -53,14 +72,17 @@ func (f Framing) wanted() string {
 	return f.MediaType()
 }
 
-// accepts reports whether a response of media type mt can be read.
+// accepts reports whether a response of media type mt can be read (a raw
+// stream reads any, and one with none: responseKind does not ask).
 func (f Framing) accepts(mt string) bool {
 	return mt == f.MediaType() || f == FramingSSEOrJSON && mt == "application/json"
 }
 
 // HasEventIDs reports whether the framing carries event ids, and so a
 // Last-Event-ID resume.
-func (f Framing) HasEventIDs() bool { return f != FramingNDJSON }
+func (f Framing) HasEventIDs() bool {
+	return f == FramingSSE || f == FramingSSEOrJSON
+}
 
 // frames is what a Stream reads its events with: Parser or LineParser.
 type frames interface {

@@ -43,6 +43,9 @@ type Event struct {
 	ID []byte
 	// HasID reports whether this very event carried an id field.
 	HasID bool
+	// MessageType is an AWS event stream message's :message-type header
+	// ("event", "exception" or "error"); empty in the other framings.
+	MessageType []byte
 	// FirstByte is when the first byte of the event's first line arrived.
 	FirstByte time.Time
 	// Dispatched is when the blank line that ended it arrived. Both are
