@@ -401,6 +401,7 @@ var Dialects = map[string]Dialect{
 	"ai-sdk-ui":          aiSDKUI{},
 	"mcp":                mcpDialect{},
 	"langgraph":          langGraph{},
+	"text":               text{},
 }
 
 // Names lists the known dialects, sorted.

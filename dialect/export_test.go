@@ -9,6 +9,7 @@ type (
 	AISDKPart     = aiSDKPart
 	GeminiRequest = geminiRequest
 	OllamaRequest = ollamaRequest
+	TextRequest   = textRequest
 )
 
 var (

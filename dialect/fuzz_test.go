@@ -147,3 +147,8 @@ func FuzzDecodeLangGraph(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeText: a read of any bytes is a chunk, never an error.
+func FuzzDecodeText(f *testing.F) {
+	fuzzDecode(f, "text", "Paris", " is", "\x00\xff", "data: x\n\n")
+}

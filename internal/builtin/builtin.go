@@ -135,6 +135,16 @@ func AISDK(fault string) []refserver.Step {
 		Part(1048*time.Millisecond, "finish", map[string]any{"finishReason": "stop"}).Done(1051 * time.Millisecond).Steps()
 }
 
+// Text is the worked example as a plain-text stream: each word written
+// bare at its time, the body ending after the last.
+func Text() []refserver.Step {
+	x := &refserver.Text{}
+	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+		x.Write(at, " w"+strconv.Itoa(i))
+	}
+	return x.Steps()
+}
+
 // Faults are the fault answers of the built-in reference target, by
 // the model a request names: each error kind of a dialect once. A fault
 // model answers every dialect that names its model in the URL.
@@ -170,6 +180,8 @@ func NewServer() *refserver.Server {
 		switch {
 		case r.URL.Path == "/events":
 			return drills
+		case r.URL.Path == TextPath:
+			return Text()
 		case strings.HasPrefix(r.URL.Path, "/v1/responses"):
 			return responses
 		case r.URL.Path == "/v1/messages":
@@ -200,13 +212,19 @@ func NewServer() *refserver.Server {
 		return 0, ""
 	}
 	srv.ContentTypeFor = func(r *http.Request) string {
-		if r.URL.Path == "/api/chat" {
+		switch r.URL.Path {
+		case "/api/chat":
 			return refserver.NDJSON
+		case TextPath:
+			return refserver.PlainText
 		}
 		return ""
 	}
 	return srv
 }
+
+// TextPath is the built-in target's plain-text route.
+const TextPath = "/api/text"
 
 // DrillCase is one resume drill against the reference target with a
 // server behaviour switched on, as `streamprobe demo -drills` plays them.

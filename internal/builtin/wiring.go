@@ -25,9 +25,9 @@ func New() *refserver.Server {
 
 // URL is the URL a target of dialect probes on the built-in
 // reference target served at base: the generic sse dialect reads the
-// resumable drill stream on /events, mcp the MCP server on /mcp, the API
-// dialects their API paths. slowdown (0 or 1: none) asks for the streams
-// that many times slower (refserver.SlowPrefix).
+// resumable drill stream on /events, mcp the MCP server on /mcp, text the
+// plain-text route, the API dialects their API paths. slowdown (0 or 1:
+// none) asks for the streams that many times slower (refserver.SlowPrefix).
 func URL(base, dialect string, slowdown float64) string {
 	switch dialect {
 	case "sse":
@@ -36,6 +36,8 @@ func URL(base, dialect string, slowdown float64) string {
 		return strings.TrimSuffix(base, "/") + refserver.SlowPath("/mcp", slowdown)
 	case "langgraph":
 		return strings.TrimSuffix(base, "/") + refserver.SlowPath(strings.TrimSuffix(LangGraphPath, "/"), slowdown)
+	case "text":
+		return strings.TrimSuffix(base, "/") + refserver.SlowPath(TextPath, slowdown)
 	}
 	if p := refserver.SlowPath("/", slowdown); p != "/" {
 		return strings.TrimSuffix(base, "/") + p

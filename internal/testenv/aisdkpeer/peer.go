@@ -1,8 +1,9 @@
 // Package aisdkpeer runs the AI SDK (the npm package ai, installed here
 // from package-lock.json with npm ci) as a real peer over loopback: a
 // Node chat route serving streamText(...).toUIMessageStreamResponse()
-// over the SDK's mock language model, paced by simulateReadableStream
-// (server.mjs). Tests of the ai-sdk-ui dialect start it with Start.
+// and a text route serving .toTextStreamResponse(), over the SDK's mock
+// language model, paced by simulateReadableStream (server.mjs). Tests of
+// the ai-sdk-ui and text dialects start it with Start.
 package aisdkpeer
 
 import (
@@ -25,9 +26,10 @@ const (
 
 // Peer is a running server.mjs.
 type Peer struct {
-	// URL is the chat route, http://127.0.0.1:PORT/api/chat.
-	URL  string
-	base string
+	// URL is the chat route, http://127.0.0.1:PORT/api/chat; TextURL the
+	// text route, http://127.0.0.1:PORT/api/text.
+	URL, TextURL string
+	base         string
 }
 
 // Sent is one write of the last answer, as server.mjs logged it: At in ms
@@ -49,7 +51,7 @@ func Dir() string {
 func Start(t testing.TB) *Peer {
 	t.Helper()
 	base := nodepeer.Start(t, "AI SDK", Dir(), "server.mjs", "ai")
-	return &Peer{URL: base + "/api/chat", base: base}
+	return &Peer{URL: base + "/api/chat", TextURL: base + "/api/text", base: base}
 }
 
 // Log returns the writes of the last answer the peer finished.

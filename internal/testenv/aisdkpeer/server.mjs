@@ -1,7 +1,9 @@
-// The AI SDK as a real peer for streamprobe's ai-sdk-ui dialect tests: a
-// chat route (POST /api/chat) that answers with
-// streamText(...).toUIMessageStreamResponse() over the SDK's own mock
-// language model, whose stream simulateReadableStream paces: the bytes
+// The AI SDK as a real peer for streamprobe's ai-sdk-ui and text dialect
+// tests: a chat route (POST /api/chat) that answers with
+// streamText(...).toUIMessageStreamResponse(), and a text route (POST
+// /api/text) that answers with streamText(...).toTextStreamResponse() (the
+// AI SDK's text stream protocol: text/plain, the text deltas bare), over
+// the SDK's own mock language model, whose stream simulateReadableStream paces: the bytes
 // are the SDK's. It listens on 127.0.0.1 (port 0: any), prints
 // {"port":N} on stdout, and logs every write of the last answer (ms since
 // the request arrived, and the bytes) for GET /log, so a test compares
@@ -72,7 +74,7 @@ const server = http.createServer(async (req, res) => {
   });
   // onError: the SDK logs a stream error to the console by default.
   const result = streamText({ model, prompt, onError: () => {} });
-  const answer = result.toUIMessageStreamResponse({ sendReasoning: true });
+  const answer = req.url === '/api/text' ? result.toTextStreamResponse() : result.toUIMessageStreamResponse({ sendReasoning: true });
   const headers = {};
   answer.headers.forEach((v, k) => { headers[k] = v; });
   res.writeHead(answer.status, headers);
