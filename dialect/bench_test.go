@@ -89,3 +89,11 @@ func benchDecode(b *testing.B, dialect string, ev *resumeclient.Event) {
 		}
 	}
 }
+
+// BenchmarkDecodeCohere is the same for cohere on a content-delta as the
+// API sends it.
+func BenchmarkDecodeCohere(b *testing.B) {
+	ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Type: []byte("content-delta"),
+		Data: []byte(`{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":" word"}}}}`)}
+	benchDecode(b, "cohere", ev)
+}

@@ -692,3 +692,84 @@ func refDecodeMCP(t Target, ev *resumeclient.Event) (Chunk, error) {
 	}
 	return Chunk{Kind: Failed, Message: "a response to the call with neither result nor error"}, nil
 }
+
+type refCohereCounts struct {
+	InputTokens  float64 `json:"input_tokens"`
+	OutputTokens float64 `json:"output_tokens"`
+}
+
+type refCohereEvent struct {
+	Type  string `json:"type"`
+	Delta struct {
+		Message struct {
+			Content  json.RawMessage `json:"content"`
+			ToolPlan string          `json:"tool_plan"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+		Error        string `json:"error"`
+		Usage        *struct {
+			Tokens      *refCohereCounts `json:"tokens"`
+			BilledUnits *refCohereCounts `json:"billed_units"`
+		} `json:"usage"`
+	} `json:"delta"`
+}
+
+func refDecodeCohere(t Target, ev *resumeclient.Event) (Chunk, error) {
+	if len(ev.Data) == 0 {
+		return Chunk{Kind: Meta}, nil
+	}
+	var e refCohereEvent
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
+		return Chunk{}, refJSONError("cohere", "event", ev.Data, err)
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = string(ev.Type)
+	}
+	c := Chunk{Kind: Meta}
+	d := e.Delta
+	switch typ {
+	case "content-delta":
+		var content struct {
+			Text     string `json:"text"`
+			Thinking string `json:"thinking"`
+		}
+		if len(d.Message.Content) > 0 {
+			if err := json.Unmarshal(d.Message.Content, &content); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) && te.Field != "" {
+					te.Field = "delta.message.content." + te.Field
+				}
+				return Chunk{}, refJSONError("cohere", "delta.message.content", ev.Data, err)
+			}
+		}
+		switch {
+		case content.Text != "":
+			c.Kind = Text
+		case content.Thinking != "":
+			c.Kind = Effective
+		}
+	case "tool-plan-delta":
+		if d.Message.ToolPlan != "" {
+			c.Kind = Effective
+		}
+	case "tool-call-delta":
+		c.Kind = Effective
+	case "message-end":
+		c.Kind = End
+		if u := d.Usage; u != nil {
+			c.HasUsage = true
+			if u.BilledUnits != nil {
+				c.Usage = Tokens{Prompt: int(u.BilledUnits.InputTokens), Completion: int(u.BilledUnits.OutputTokens)}
+			}
+			if u.Tokens != nil {
+				c.Usage = Tokens{Prompt: int(u.Tokens.InputTokens), Completion: int(u.Tokens.OutputTokens)}
+			}
+		}
+		if strings.HasPrefix(d.FinishReason, "ERROR") {
+			c.Kind = Failed
+			c.Message = boundMessage(t, cohereErrorText(d.FinishReason, d.Error))
+		}
+	}
+	return c, nil
+}

@@ -402,6 +402,7 @@ var Dialects = map[string]Dialect{
 	"mcp":                mcpDialect{},
 	"langgraph":          langGraph{},
 	"text":               text{},
+	"cohere":             cohere{},
 }
 
 // Names lists the known dialects, sorted.

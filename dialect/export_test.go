@@ -10,9 +10,11 @@ type (
 	GeminiRequest = geminiRequest
 	OllamaRequest = ollamaRequest
 	TextRequest   = textRequest
+	CohereRequest = cohereRequest
 )
 
 var (
 	GeminiURL = geminiURL
 	OllamaURL = ollamaURL
+	CohereURL = cohereURL
 )

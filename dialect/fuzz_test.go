@@ -152,3 +152,10 @@ func FuzzDecodeLangGraph(f *testing.F) {
 func FuzzDecodeText(f *testing.F) {
 	fuzzDecode(f, "text", "Paris", " is", "\x00\xff", "data: x\n\n")
 }
+
+func FuzzDecodeCohere(f *testing.F) {
+	fuzzDecode(f, "cohere",
+		`{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"hi"}}}}`, `{"type":"message-start","delta":{"message":{"content":[]}}}`,
+		`{"type":"tool-plan-delta","delta":{"message":{"tool_plan":"x"}}}`, `{"type":"message-end","delta":{"finish_reason":"COMPLETE","usage":{"tokens":{"input_tokens":3}}}}`,
+		`{"type":"message-end","delta":{"finish_reason":"ERROR","error":"bad key sk-fuzz-0123456789abcdef"}}`, `{"type":"content-delta","delta":{"message":{"content":{"text":1}}}}`)
+}

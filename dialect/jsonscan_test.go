@@ -166,6 +166,22 @@ var diffSeeds = []string{
 	`{"id":1,"method":"ping"}`, `{"method":"notifications/message","params":{"level":"info","data":"x"}}`, `{"method":5}`, `{"result":5,"id":"streamprobe"}`,
 	`{"id":"streamprobe","result":{"isError":"yes"}}`, `{"id":"x","id":"streamprobe","result":{}}`, `{"id":"streamprobe","id":1,"result":{}}`, `{"ID":"streamprobe","RESULT":{}}`,
 	`[{"id":"streamprobe","result":{}}]`, `{"params":{"progressToken":"streamprobe"},"params":{"progress":2},"method":"notifications/progress"}`,
+	// cohere
+	`{"id":"m","type":"message-start","delta":{"message":{"role":"assistant","content":[],"tool_plan":"","tool_calls":[],"citations":[]}}}`,
+	`{"type":"content-start","index":0,"delta":{"message":{"content":{"type":"text","text":""}}}}`,
+	`{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"Hello"}}}}`, `{"type":"content-delta","delta":{"message":{"content":{"text":""}}}}`,
+	`{"type":"content-delta","delta":{"message":{"content":{"type":"thinking","thinking":"hmm"}}}}`, `{"type":"content-delta","delta":{"message":{"content":[]}}}`,
+	`{"type":"content-delta","delta":{"message":{"content":{"text":1}}}}`, `{"type":"content-delta","delta":{"message":{"content":null}}}`,
+	`{"type":"content-delta","delta":{"message":{"content":{"text":"a"},"content":{"thinking":"b"}}}}`, `{"type":"content-delta","delta":{"message":{"content":"x"}}}`,
+	`{"type":"content-delta","delta":{"message":{"content":{"text":"a"}},"message":{"tool_plan":""}}}`, `{"type":"content-delta","delta":{"message":{"CONTENT":{"TEXT":"x"}}}}`,
+	`{"type":"tool-plan-delta","delta":{"message":{"tool_plan":"I will check."}}}`, `{"type":"tool-plan-delta","delta":{"message":{"tool_plan":5}}}`,
+	`{"type":"tool-call-start","index":0,"delta":{"message":{"tool_calls":{"id":"c","type":"function","function":{"name":"f","arguments":""}}}}}`,
+	`{"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":[{"function":{"arguments":"{"}}]}}}`, `{"type":"tool-call-end","index":0}`,
+	`{"type":"message-end","delta":{"finish_reason":"COMPLETE","usage":{"billed_units":{"input_tokens":5,"output_tokens":9},"tokens":{"input_tokens":71,"output_tokens":10}}}}`,
+	`{"type":"message-end","delta":{"finish_reason":"MAX_TOKENS","usage":{"billed_units":{"input_tokens":5.0,"output_tokens":9.5}}}}`,
+	`{"type":"message-end","delta":{"finish_reason":"ERROR","error":"internal error"}}`, `{"type":"message-end","delta":{"finish_reason":"ERROR_TOXIC"}}`,
+	`{"type":"message-end","delta":{"usage":{"tokens":{"input_tokens":"3"}}}}`, `{"type":"message-end","delta":{"usage":{"tokens":null,"billed_units":{"output_tokens":1e400}}}}`,
+	`{"type":"message-end","delta":{"usage":{"tokens":{"input_tokens":1}},"usage":{"billed_units":{}}}}`, `{"type":"message-end","delta":null}`, `{"delta":[]}`,
 }
 
 // refs are the reference decoders by dialect.
@@ -177,6 +193,7 @@ var refs = map[string]func(Target, *resumeclient.Event) (Chunk, error){
 	"ollama":             refDecodeOllama,
 	"ai-sdk-ui":          refDecodeAISDK,
 	"mcp":                refDecodeMCP,
+	"cohere":             refDecodeCohere,
 }
 
 // Nesting at and past encoding/json's limit of 10000 (too big for a fuzz
@@ -256,3 +273,5 @@ func FuzzDiffOllama(f *testing.F) { fuzzDiff(f, "ollama") }
 func FuzzDiffAISDK(f *testing.F) { fuzzDiff(f, "ai-sdk-ui") }
 
 func FuzzDiffMCP(f *testing.F) { fuzzDiff(f, "mcp") }
+
+func FuzzDiffCohere(f *testing.F) { fuzzDiff(f, "cohere") }

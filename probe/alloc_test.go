@@ -96,3 +96,37 @@ func TestRunFitsItsSizeClass(t *testing.T) {
 		t.Errorf("a run is %d B: over the 1536 B size class, every live stream would take 2048 B", n)
 	}
 }
+
+// The same for the dialects without ids (a run without a resume check):
+// a typical content event of each takes nothing from the heap.
+func TestRunEventAllocatesNothingNewDialects(t *testing.T) {
+	for _, tc := range []struct{ dialect, typ, data string }{
+		{"cohere", "content-delta", `{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":" word"}}}}`},
+		{"text", "", " word"},
+	} {
+		t.Run(tc.dialect, func(t *testing.T) {
+			o := Options{Sample: dialect.Samples["long"]}
+			r := newRun(context.Background(), &dialect.Target{Name: "t", Dialect: tc.dialect, URL: "http://127.0.0.1:1/", Model: "m"}, &o)
+			if !r.prepare(&o) {
+				t.Fatalf("prepare: %s %s", r.rec.Outcome, r.rec.Error)
+			}
+			defer r.release()
+			r.tl.Start = time.Now()
+			ev := &resumeclient.Event{Kind: resumeclient.KindEvent, Type: []byte(tc.typ), Data: []byte(tc.data)}
+			n := 0
+			step := func() {
+				n++
+				ev.Dispatched = r.tl.Start.Add(time.Duration(n) * time.Millisecond)
+				if r.event(ev) {
+					t.Fatalf("event %d ended the run: %s %s", n, r.rec.Outcome, r.rec.Error)
+				}
+			}
+			if a := testing.AllocsPerRun(640, step); a != 0 {
+				t.Errorf("%v allocations per event", a)
+			}
+			if r.tl.ChunkCount() != n {
+				t.Errorf("%d chunks after %d events", r.tl.ChunkCount(), n)
+			}
+		})
+	}
+}

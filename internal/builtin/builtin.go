@@ -135,6 +135,22 @@ func AISDK(fault string) []refserver.Step {
 		Part(1048*time.Millisecond, "finish", map[string]any{"finishReason": "stop"}).Done(1051 * time.Millisecond).Steps()
 }
 
+// Cohere is the worked example as a Cohere v2 chat stream: message-start,
+// a tool plan, the text deltas, message-end with COMPLETE and the usage.
+// fault picks one error kind instead: error-line (message-end with
+// finish_reason ERROR after five deltas).
+func Cohere(fault string) []refserver.Step {
+	c := &refserver.Cohere{}
+	c.Start(340*time.Millisecond).ToolPlan(360*time.Millisecond, "I will recall the capital.").ContentStart(380 * time.Millisecond)
+	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+		if i == 5 && fault == "error-line" {
+			return c.End(at, "ERROR", "internal server error, please retry", 14, 5).Steps()
+		}
+		c.Text(at, "w"+strconv.Itoa(i))
+	}
+	return c.ContentEnd(1046*time.Millisecond).End(1051*time.Millisecond, "COMPLETE", "", 14, 10).Steps()
+}
+
 // Text is the worked example as a plain-text stream: each word written
 // bare at its time, the body ending after the last.
 func Text() []refserver.Step {
@@ -192,6 +208,8 @@ func NewServer() *refserver.Server {
 			return Gemini(fault(r, body))
 		case r.URL.Path == "/api/chat":
 			return Ollama(fault(r, body))
+		case r.URL.Path == "/v2/chat":
+			return Cohere(fault(r, body))
 		}
 		for _, name := range dialect.SampleNames {
 			// The samples share prompts; max_tokens tells them apart
