@@ -226,6 +226,48 @@ type Target struct {
 	// "{api}/{chatId}/stream").
 	Resumable bool   `toml:"resumable"`
 	ResumeURL string `toml:"resume_url"`
+	// AWSRegion is the region a SigV4-signed target (bedrock) signs for
+	// (default: the one its URL's host names); AWSProfile the profile of
+	// the shared credentials file (default: AWS_PROFILE, else default).
+	AWSRegion  string `toml:"aws_region"`
+	AWSProfile string `toml:"aws_profile"`
+}
+
+// SigV4 reports whether the target's requests are signed with AWS SigV4:
+// its dialect signs (names.Signed), it is not the built-in target, and no
+// bearer key replaces the signature (a Bedrock API key).
+func (t *Target) SigV4(signed []string) bool {
+	_, authHeader := t.HeaderEnv["Authorization"]
+	return slices.Contains(signed, t.Dialect) && !t.Builtin && t.BearerEnv == "" && t.BearerFile == "" && t.OAuth2 == nil && !authHeader
+}
+
+// SigningRegion is the region the target signs for: aws_region, else
+// the one its URL's host names (bedrock-runtime.REGION.amazonaws.com,
+// bedrock-runtime-fips.REGION..., a VPC endpoint's ...REGION.vpce...), ""
+// when neither says.
+func (t *Target) SigningRegion() string {
+	if t.AWSRegion != "" || t.URL.URL == nil {
+		return t.AWSRegion
+	}
+	labels := strings.Split(t.URL.Hostname(), ".")
+	for i, l := range labels {
+		if i > 0 && (l == "amazonaws" || l == "vpce") && awsRegion(labels[i-1]) {
+			return labels[i-1]
+		}
+	}
+	return ""
+}
+
+// awsRegion reports whether s reads as a region name (us-east-1,
+// eu-central-2, us-gov-west-1, ap-southeast-5).
+func awsRegion(s string) bool {
+	parts := strings.Split(s, "-")
+	if len(parts) < 3 {
+		return false
+	}
+	last := parts[len(parts)-1]
+	_, err := strconv.Atoi(last)
+	return err == nil && len(parts[0]) == 2
 }
 
 // OAuth2 is a target's OAuth2 client-credentials grant: the token
@@ -410,6 +452,9 @@ type Names struct {
 	MCPVersions []string
 	// StreamModes are the LangGraph API's stream modes.
 	StreamModes []string
+	// Signed are the dialects whose requests are signed with AWS SigV4
+	// (bedrock): aws_region and aws_profile are theirs.
+	Signed []string
 }
 
 // Env is what a config is checked against besides its own text.

@@ -13,7 +13,8 @@ import (
 // testNames stand for probe's registry, which internal/jobs passes (its
 // tests load these files with the real one).
 var testNames = Names{
-	Dialects: []string{"anthropic-messages", "openai-chat", "openai-responses", "sse"},
+	Dialects: []string{"anthropic-messages", "bedrock", "openai-chat", "openai-responses", "sse"},
+	Signed:   []string{"bedrock"},
 	Samples:  []string{"short", "long", "cancel"},
 	Drills:   []string{"drop", "duplicate", "stale"},
 }
@@ -122,7 +123,7 @@ samples = ["huge"]
 	want := []string{
 		`p.toml:1: log.level: "loud": want debug, info, warn or error`,
 		`p.toml:3: target[0].name: "a b": use letters, digits, '.', '_' and '-' (it becomes a label value)`,
-		`p.toml:5: target[0].dialect: unknown dialect "grpc" (known: anthropic-messages, openai-chat, openai-responses, sse)`,
+		`p.toml:5: target[0].dialect: unknown dialect "grpc" (known: anthropic-messages, bedrock, openai-chat, openai-responses, sse)`,
 		`p.toml:9: target[1].samples: samples[0]: unknown sample "huge" (known: short, long, cancel)`,
 		`p.toml:10: budget.tiny: unknown sample "tiny" (known: short, long, cancel)`,
 	}

@@ -48,6 +48,7 @@ func (c *Config) validateTarget(i int, env Env) []error {
 	errs = append(errs, c.checkSlowdown(t, key)...)
 	errs = append(errs, c.checkLangGraph(t, key, env.Names)...)
 	errs = append(errs, c.checkResumable(t, key)...)
+	errs = append(errs, c.checkAWS(t, i, key, env.Names)...)
 	return append(errs, c.checkHeaders(t, key, env.Getenv)...)
 }
 
@@ -156,6 +157,31 @@ func (c *Config) checkOAuth2(t *Target, key func(string) string, getenv func(str
 		errs = append(errs, c.errAt(k("token_url"), "credentials may not be inline: use client_secret_env or client_secret_file"))
 	}
 	return append(errs, c.checkSecret(k("client_secret_env"), k("client_secret_file"), o.ClientSecretEnv, o.ClientSecretFile, getenv)...)
+}
+
+// checkAWS checks a SigV4-signed target's settings: aws_region and
+// aws_profile only on a dialect that signs, a region (aws_region, or the
+// URL's host) when the target signs, one that reads as a region.
+func (c *Config) checkAWS(t *Target, i int, key func(string) string, names Names) []error {
+	var errs []error
+	if !slices.Contains(names.Signed, t.Dialect) {
+		for _, k := range []struct{ name, v string }{{"aws_region", t.AWSRegion}, {"aws_profile", t.AWSProfile}} {
+			if k.v != "" {
+				errs = append(errs, c.errAt(key(k.name), "is for the dialects whose requests are signed with AWS SigV4 (%s), not %s", strings.Join(names.Signed, ", "), t.Dialect))
+			}
+		}
+		return errs
+	}
+	switch {
+	case t.AWSRegion != "" && !awsRegion(t.AWSRegion):
+		errs = append(errs, c.errValue(key("aws_region"), strconv.Quote(t.AWSRegion), "want a region name such as \"us-east-1\""))
+	case t.SigV4(names.Signed) && t.SigningRegion() == "":
+		errs = append(errs, c.errNamed(fmt.Sprintf("target[%d]", i), "%s is required: the URL's host names no region, and SigV4 signs for one", c.name(key("aws_region"))))
+	}
+	if t.AWSProfile != "" && !labelValue(t.AWSProfile) {
+		errs = append(errs, c.errValue(key("aws_profile"), strconv.Quote(t.AWSProfile), "use letters, digits, '.', '_' and '-'"))
+	}
+	return errs
 }
 
 // checkIdentity checks the target's name and where it is: a URL, or the

@@ -384,6 +384,33 @@ type Framer interface {
 	Framing() resumeclient.Framing
 }
 
+// Signer is a dialect whose requests are signed with AWS SigV4 for a
+// service (Bedrock's "bedrock") unless the target sends a bearer key:
+// its target's Sign is then set for each run from the AWS credentials.
+type Signer interface {
+	SigningService() string
+}
+
+// SigningService is the service dialect's requests are signed for with
+// SigV4, "" for a dialect that does not sign.
+func SigningService(dialect string) string {
+	if s, ok := Dialects[dialect].(Signer); ok {
+		return s.SigningService()
+	}
+	return ""
+}
+
+// Signed lists the dialects whose requests are signed with SigV4.
+func Signed() []string {
+	var out []string
+	for _, n := range Names() {
+		if SigningService(n) != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // KeyHeaderer is a dialect whose API takes its key in a header of its
 // own rather than as a bearer token.
 type KeyHeaderer interface {
@@ -403,6 +430,7 @@ var Dialects = map[string]Dialect{
 	"langgraph":          langGraph{},
 	"text":               text{},
 	"cohere":             cohere{},
+	"bedrock":            bedrock{},
 }
 
 // Names lists the known dialects, sorted.

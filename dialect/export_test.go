@@ -4,13 +4,14 @@ package dialect
 // own request: the bodies the reference target logged, decoded as the
 // dialect wrote them, and the URLs it builds.
 type (
-	AISDKRequest  = aiSDKRequest
-	AISDKMessage  = aiSDKMessage
-	AISDKPart     = aiSDKPart
-	GeminiRequest = geminiRequest
-	OllamaRequest = ollamaRequest
-	TextRequest   = textRequest
-	CohereRequest = cohereRequest
+	AISDKRequest     = aiSDKRequest
+	AISDKMessage     = aiSDKMessage
+	AISDKPart        = aiSDKPart
+	GeminiRequest    = geminiRequest
+	OllamaRequest    = ollamaRequest
+	TextRequest      = textRequest
+	CohereRequest    = cohereRequest
+	BedrockAnthropic = bedrockAnthropic
 )
 
 var (

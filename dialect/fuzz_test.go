@@ -159,3 +159,47 @@ func FuzzDecodeCohere(f *testing.F) {
 		`{"type":"tool-plan-delta","delta":{"message":{"tool_plan":"x"}}}`, `{"type":"message-end","delta":{"finish_reason":"COMPLETE","usage":{"tokens":{"input_tokens":3}}}}`,
 		`{"type":"message-end","delta":{"finish_reason":"ERROR","error":"bad key sk-fuzz-0123456789abcdef"}}`, `{"type":"content-delta","delta":{"message":{"content":{"text":1}}}}`)
 }
+
+// FuzzDecodeBedrock: any message (its :message-type, type and payload)
+// is classified or named as an error of the bedrock dialect, one short
+// line that never repeats the payload; a provider's message is bounded,
+// printable and free of the key.
+func FuzzDecodeBedrock(f *testing.F) {
+	for _, s := range [][3]string{
+		{"event", "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"hi"}}`},
+		{"event", "contentBlockDelta", `{"delta":{"reasoningContent":{"text":"r"}}}`},
+		{"event", "contentBlockDelta", `{"delta":{"toolUse":{"input":"{"}}}`},
+		{"event", "messageStop", `{"stopReason":"end_turn"}`},
+		{"event", "metadata", `{"usage":{"inputTokens":3,"outputTokens":4},"metrics":{"latencyMs":9}}`},
+		{"event", "chunk", `{"bytes":"eyJ0eXBlIjoibWVzc2FnZV9zdG9wIn0="}`},
+		{"event", "chunk", `{"bytes":"eyJnZW5lcmF0aW9uIjoiaGkifQ=="}`},
+		{"exception", "throttlingException", `{"message":"slow down sk-fuzz-0123456789abcdef"}`},
+		{"error", "InternalFailure", "sk-fuzz-0123456789abcdef"},
+		{"event", "contentBlockDelta", `{"delta":{"text":1}}`},
+		{"event", "chunk", `{"bytes":"!!"}`},
+		{"event", "chunk", `{"bytes":"eyJ0eXBlIjoieCIsImRlbHRhIjo1fQ=="}`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]), []byte(s[2]))
+	}
+	d := Dialects["bedrock"]
+	tg := Target{Header: http.Header{"Authorization": {"Bearer " + fuzzKey}}}
+	f.Fuzz(func(t *testing.T, mt, typ, data []byte) {
+		c, err := d.Decode(tg, &resumeclient.Event{Kind: resumeclient.KindEvent, MessageType: mt, Type: typ, Data: data})
+		if err != nil {
+			msg := err.Error()
+			if len(msg) > 200 || strings.ContainsAny(msg, "\n\r\x1b") || !strings.HasPrefix(msg, "bedrock: ") || strings.Contains(msg, fuzzKey) {
+				t.Fatalf("error %q", msg)
+			}
+			if len(data) > 40 && strings.Contains(msg, string(data)) {
+				t.Fatalf("the error repeats the payload: %q", msg)
+			}
+			return
+		}
+		if c.Kind > Liveness || len(c.Message) > MaxMessage || !utf8.ValidString(c.Message) || strings.ContainsAny(c.Message, "\n\r\x1b") || strings.Contains(c.Message, fuzzKey) {
+			t.Fatalf("chunk %+v", c)
+		}
+		if (string(mt) == "exception" || string(mt) == "error") != (c.Kind == Failed) && string(typ) != "chunk" {
+			t.Fatalf("message type %q gave kind %d", mt, c.Kind)
+		}
+	})
+}

@@ -297,6 +297,9 @@ func (r *run) prepare(o *Options) bool {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return false
 	}
+	if r.t.Sign != nil && !r.sign() {
+		return false
+	}
 	r.secrets = textgate.Secrets(r.req.Header, append(textgate.URLSecrets(r.req.URL), textgate.ProxySecrets()...)...)
 	if r.rs != nil && (r.drill != DrillNone || !r.t.NoResume) {
 		r.newCheck()
@@ -368,6 +371,19 @@ func (r *run) replayer() *replayCheck {
 
 // resumes reports whether the run resumes a stream it lost.
 func (r *run) resumes() bool { return r.check != nil || r.replayer() != nil }
+
+// sign signs the request with the target's Sign (its headers then are
+// secrets like any other); a failure ends the run.
+func (r *run) sign() bool {
+	if r.req.Header == nil {
+		r.req.Header = http.Header{}
+	}
+	if err := r.t.Sign(r.req.Method, r.req.URL, r.req.Header, r.req.Body); err != nil {
+		r.fail(UpstreamError, "credentials: signing the request: %s", textgate.Scrub(err.Error(), nil, dialect.MaxMessage))
+		return false
+	}
+	return true
+}
 
 // loop reads the session to the end of the run. The reads block here for
 // the whole stream: keep its frame small.

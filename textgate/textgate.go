@@ -566,6 +566,9 @@ func Secrets(h http.Header, extra ...string) []string {
 			if ok && len(tok) >= minSecret {
 				out = append(out, tok)
 			}
+			if ok && strings.EqualFold(scheme, "AWS4-HMAC-SHA256") {
+				out = append(out, sigV4Secrets(tok)...)
+			}
 			if ok && strings.EqualFold(scheme, "Basic") {
 				if b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(tok)); err == nil {
 					if user, pass, ok := strings.Cut(string(b), ":"); ok {
@@ -578,6 +581,27 @@ func Secrets(h http.Header, extra ...string) []string {
 	for _, v := range extra {
 		if len(v) >= minSecret {
 			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// sigV4Secrets are the parts of an AWS SigV4 Authorization value that a
+// server may echo apart: the access key id (the first part of
+// Credential=) and the signature.
+func sigV4Secrets(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		k, val, _ := strings.Cut(strings.TrimSpace(f), "=")
+		switch k {
+		case "Credential":
+			if id, _, _ := strings.Cut(val, "/"); len(id) >= minSecret {
+				out = append(out, id)
+			}
+		case "Signature":
+			if len(val) >= minSecret {
+				out = append(out, val)
+			}
 		}
 	}
 	return out

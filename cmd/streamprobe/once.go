@@ -31,6 +31,7 @@ type onceFlags struct {
 	tool, toolArgs, mcpVersion                      string
 	task                                            bool
 	bearerEnv, endEvent, endData                    string
+	awsRegion, awsProfile                           string
 	headers, headerEnv                              headerFlags
 	host, region                                    string
 	labels                                          headerFlags
@@ -89,6 +90,7 @@ var onceKeys = map[string]string{
 	"target[0].tool": "-tool", "target[0].mcp_version": "-mcp-version", "target[0].inline_think": "-no-inline-think",
 	"target[0].assistant_id": "-assistant", "target[0].input": "-input", "target[0].stream_mode": "-stream-mode",
 	"target[0].stream_resumable": "-stream-resumable", "target[0].resumable": "-resumable", "target[0].resume_url": "-resume-url",
+	"target[0].aws_region": "-aws-region", "target[0].aws_profile": "-aws-profile",
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
@@ -99,6 +101,8 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable; not for secrets)")
 	fs.Var(&f.headerEnv, "header-env", "header whose value is read from an env var, 'Name: ENV_VAR' (repeatable)")
 	fs.StringVar(&f.bearerEnv, "bearer-env", "", "env var that holds an API key, sent as 'Authorization: Bearer <key>'")
+	fs.StringVar(&f.awsRegion, "aws-region", "", "bedrock dialect: the region SigV4 signs for (default: the one the URL's host names)")
+	fs.StringVar(&f.awsProfile, "aws-profile", "", "bedrock dialect: the shared credentials file's profile (default: AWS_PROFILE, else default)")
 	fs.StringVar(&f.body, "body", "", "request body: JSON text, or @file to read it from a file")
 	fs.StringVar(&f.sample, "sample", "short", "fixed sample: "+strings.Join(dialect.SampleNames, " | "))
 	fs.IntVar(&f.cancelAfter, "cancel-after", dialect.DefaultCancelAfter, "with -sample cancel: content chunks to read before cancelling")
@@ -171,7 +175,7 @@ func (f *onceFlags) target() (config.Target, error) {
 		MaxChunks: f.maxChunks, EndEvent: f.endEvent, EndData: &endData, InsecureSkipVerify: f.insecure, HTTP2: f.http2,
 		DropAfter: f.dropAfter, DropAt: config.Duration{Duration: f.dropAt}, Away: config.Duration{Duration: f.away}, Rewind: f.rewind, StaleID: f.staleID, IDs: f.ids,
 		ErrorEvent: f.errorEvent, ResetEvent: f.resetEvent, StaleHeaders: f.staleHeaders,
-		ResumeOnDrop: &resume, MaxReconnects: f.maxReconnects, InlineThink: &think}
+		ResumeOnDrop: &resume, MaxReconnects: f.maxReconnects, InlineThink: &think, AWSRegion: f.awsRegion, AWSProfile: f.awsProfile}
 	if t.IDs == "" {
 		t.IDs = config.IDsInt // the dialect's default, as a file's target takes it
 		if slices.Contains(dialect.OpaqueIDDialects(), t.Dialect) {

@@ -151,6 +151,22 @@ func Cohere(fault string) []refserver.Step {
 	return c.ContentEnd(1046*time.Millisecond).End(1051*time.Millisecond, "COMPLETE", "", 14, 10).Steps()
 }
 
+// Bedrock is the worked example as an Amazon Bedrock ConverseStream
+// (AWS event stream): messageStart, a reasoning delta, the text deltas,
+// messageStop, metadata with the usage. fault picks one error kind
+// instead: error-line (a modelStreamErrorException after five deltas).
+func Bedrock(fault string) []refserver.Step {
+	b := &refserver.Bedrock{}
+	b.Start(340*time.Millisecond).Reasoning(360*time.Millisecond, "Recalling the capital.")
+	for i, at := range refserver.Ms(412, 452, 497, 541, 588, 634, 691, 950, 998, 1044) {
+		if i == 5 && fault == "error-line" {
+			return b.Exception(at, "modelStreamErrorException", "The model stream was interrupted: retry the request.").Steps()
+		}
+		b.Text(at, "w"+strconv.Itoa(i))
+	}
+	return b.Stop(1046*time.Millisecond, "end_turn").Metadata(1051*time.Millisecond, 14, 10, 1051*time.Millisecond).Steps()
+}
+
 // Text is the worked example as a plain-text stream: each word written
 // bare at its time, the body ending after the last.
 func Text() []refserver.Step {
@@ -170,7 +186,7 @@ var Faults = []string{"blocked-prompt", "blocked-answer", "cut-off", "error-line
 // the body's "model"), "" for none.
 func fault(r *http.Request, body []byte) string {
 	for _, f := range Faults {
-		if strings.Contains(r.URL.Path, "/models/"+f+":") || bytes.Contains(body, []byte(`"model":"`+f+`"`)) {
+		if strings.Contains(r.URL.Path, "/models/"+f+":") || strings.Contains(r.URL.Path, "/model/"+f+"/") || bytes.Contains(body, []byte(`"model":"`+f+`"`)) {
 			return f
 		}
 	}
@@ -210,6 +226,8 @@ func NewServer() *refserver.Server {
 			return Ollama(fault(r, body))
 		case r.URL.Path == "/v2/chat":
 			return Cohere(fault(r, body))
+		case bedrockPath(r):
+			return Bedrock(fault(r, body))
 		}
 		for _, name := range dialect.SampleNames {
 			// The samples share prompts; max_tokens tells them apart
@@ -236,9 +254,17 @@ func NewServer() *refserver.Server {
 		case TextPath:
 			return refserver.PlainText
 		}
+		if bedrockPath(r) {
+			return refserver.EventStream
+		}
 		return ""
 	}
 	return srv
+}
+
+// bedrockPath reports a Bedrock runtime streaming path.
+func bedrockPath(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/model/") && (strings.HasSuffix(r.URL.Path, "/converse-stream") || strings.HasSuffix(r.URL.Path, "/invoke-with-response-stream"))
 }
 
 // TextPath is the built-in target's plain-text route.

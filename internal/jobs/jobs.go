@@ -43,6 +43,10 @@ type Job struct {
 	// TokenHeader names, after TokenPrefix.
 	Token                    tokensource.Source
 	TokenHeader, TokenPrefix string
+	// AWS, when set, signs each run's request with SigV4 (a bedrock
+	// target without a bearer key), with credentials fetched before the
+	// run.
+	AWS *tokensource.AWS
 }
 
 // Run runs the job once: the whole request bounded by max_stream, the
@@ -71,6 +75,13 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 // sends it.
 func (j Job) WithToken(ctx context.Context) (dialect.Target, error) {
 	t := j.Target
+	if j.AWS != nil {
+		sign, err := j.AWS.Signer(ctx)
+		if err != nil {
+			return t, err
+		}
+		t.Sign = sign
+	}
 	if j.Token == nil {
 		return t, nil
 	}
@@ -92,7 +103,8 @@ func (j Job) WithToken(ctx context.Context) (dialect.Target, error) {
 func Env(getenv func(string) string) config.Env {
 	return config.Env{
 		Names: config.Names{Dialects: dialect.Names(), Samples: dialect.SampleNames, Drills: probe.DrillNames,
-			NoEventIDs: dialect.NoEventIDs(), OpaqueIDs: dialect.OpaqueIDDialects(), MCPVersions: dialect.MCPVersions(), StreamModes: dialect.StreamModes},
+			NoEventIDs: dialect.NoEventIDs(), OpaqueIDs: dialect.OpaqueIDDialects(), MCPVersions: dialect.MCPVersions(), StreamModes: dialect.StreamModes,
+			Signed: dialect.Signed()},
 		Getenv: getenv,
 	}
 }
@@ -118,9 +130,13 @@ func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]J
 		}
 		client := probe.NewClient(t)
 		tok, header, prefix := tokenSource(ct, getenv)
+		var aws *tokensource.AWS
+		if ct.SigV4(dialect.Signed()) {
+			aws = &tokensource.AWS{Region: ct.SigningRegion(), Service: dialect.SigningService(ct.Dialect), Profile: ct.AWSProfile, Getenv: getenv}
+		}
 		job := func(name string, s dialect.Sample, d probe.Drill) Job {
 			return Job{Name: name, Target: t, Sample: s, Drill: d, Conf: ct, Client: client, Origin: origin,
-				Token: tok, TokenHeader: header, TokenPrefix: prefix}
+				Token: tok, TokenHeader: header, TokenPrefix: prefix, AWS: aws}
 		}
 		for _, s := range ct.Samples {
 			// A sample runs no drill, but a drop by the server is resumed
