@@ -231,6 +231,12 @@ type Target struct {
 	// the shared credentials file (default: AWS_PROFILE, else default).
 	AWSRegion  string `toml:"aws_region"`
 	AWSProfile string `toml:"aws_profile"`
+	// BearerCommand is a command (program and arguments, no shell) run
+	// as every run starts: what it prints is the key (gcloud auth
+	// print-access-token). GoogleCredentialsFile is a Google service
+	// account's JSON key: its OAuth access token is the bearer key.
+	BearerCommand         []string `toml:"bearer_command"`
+	GoogleCredentialsFile string   `toml:"google_credentials_file"`
 }
 
 // SigV4 reports whether the target's requests are signed with AWS SigV4:
@@ -238,7 +244,8 @@ type Target struct {
 // bearer key replaces the signature (a Bedrock API key).
 func (t *Target) SigV4(signed []string) bool {
 	_, authHeader := t.HeaderEnv["Authorization"]
-	return slices.Contains(signed, t.Dialect) && !t.Builtin && t.BearerEnv == "" && t.BearerFile == "" && t.OAuth2 == nil && !authHeader
+	return slices.Contains(signed, t.Dialect) && !t.Builtin && t.BearerEnv == "" && t.BearerFile == "" && t.OAuth2 == nil && !authHeader &&
+		t.BearerCommand == nil && t.GoogleCredentialsFile == ""
 }
 
 // SigningRegion is the region the target signs for: aws_region, else

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,7 @@ func (c *Config) validateTarget(i int, env Env) []error {
 	errs = append(errs, c.checkLangGraph(t, key, env.Names)...)
 	errs = append(errs, c.checkResumable(t, key)...)
 	errs = append(errs, c.checkAWS(t, i, key, env.Names)...)
+	errs = append(errs, c.checkTokenKinds(t, key)...)
 	return append(errs, c.checkHeaders(t, key, env.Getenv)...)
 }
 
@@ -182,6 +184,58 @@ func (c *Config) checkAWS(t *Target, i int, key func(string) string, names Names
 		errs = append(errs, c.errValue(key("aws_profile"), strconv.Quote(t.AWSProfile), "use letters, digits, '.', '_' and '-'"))
 	}
 	return errs
+}
+
+// checkTokenKinds checks the keys that fetch a token for each run: a
+// bearer_command that names a program, a google_credentials_file that
+// holds a service account's key, and one source of the key at most.
+func (c *Config) checkTokenKinds(t *Target, key func(string) string) []error {
+	var errs []error
+	if t.BearerCommand != nil && (len(t.BearerCommand) == 0 || t.BearerCommand[0] == "") {
+		errs = append(errs, c.errAt(key("bearer_command"), "want the program and its arguments, e.g. [\"gcloud\", \"auth\", \"print-access-token\"]"))
+	}
+	if t.GoogleCredentialsFile != "" {
+		if err := serviceAccountKey(t.GoogleCredentialsFile); err != nil {
+			errs = append(errs, c.errAt(key("google_credentials_file"), "%v", err))
+		}
+	}
+	set := []string{}
+	for _, k := range []struct {
+		name string
+		on   bool
+	}{{"bearer_env", t.BearerEnv != ""}, {"bearer_file", t.BearerFile != ""}, {"oauth2", t.OAuth2 != nil},
+		{"bearer_command", t.BearerCommand != nil}, {"google_credentials_file", t.GoogleCredentialsFile != ""}} {
+		if k.on {
+			set = append(set, k.name)
+		}
+	}
+	if len(set) > 1 && (t.BearerCommand != nil || t.GoogleCredentialsFile != "") {
+		errs = append(errs, c.errAt(key(set[1]), "set one of bearer_env, bearer_file, bearer_command, google_credentials_file and oauth2, not %s and %s", set[0], set[1]))
+	}
+	return errs
+}
+
+// serviceAccountKey reports why the file at path is not a Google service
+// account's JSON key; it never quotes the key.
+func serviceAccountKey(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s", path)
+	}
+	var k struct {
+		Type        string `json:"type"`
+		ClientEmail string `json:"client_email"`
+		PrivateKey  string `json:"private_key"`
+	}
+	switch {
+	case json.Unmarshal(b, &k) != nil:
+		return fmt.Errorf("%s is not JSON (want a service account's key, as the console or gcloud iam service-accounts keys create writes it)", path)
+	case k.Type != "service_account":
+		return fmt.Errorf("%s is not a service account key (type %q; want \"service_account\")", path, k.Type)
+	case k.ClientEmail == "" || !strings.Contains(k.PrivateKey, "PRIVATE KEY"):
+		return fmt.Errorf("%s has no client_email or no private_key", path)
+	}
+	return nil
 }
 
 // checkIdentity checks the target's name and where it is: a URL, or the

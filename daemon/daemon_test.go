@@ -3,6 +3,11 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"html"
 	"io"
@@ -108,14 +113,31 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}))
 	defer tokenEndpoint.Close()
 	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "you sent "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+		http.Error(w, "you sent "+r.Header.Get("Authorization")+" "+r.Header.Get("X-Amz-Security-Token"), http.StatusUnauthorized)
 	}))
 	defer echo.Close()
+	// The token kinds of the new dialects: a bearer_command's output (its
+	// target echoes it), AWS credentials from the environment (a bedrock
+	// target that echoes the SigV4 Authorization and the session token),
+	// a service account key whose token endpoint echoes the signed
+	// assertion.
+	const cmdToken = "ya29.cmd-walk-0123456789abcdef"
+	const awsID, awsSecret, awsToken = "AKIAWALKDAEMON000001", "aws/walk/secret/0123456789abcdef", "FwoGZXIvYXdzWalkSessionToken0123456789"
+	saEndpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		http.Error(w, `{"error":"invalid_grant","error_description":"bad assertion `+r.PostForm.Get("assertion")+`"}`, http.StatusBadRequest)
+	}))
+	defer saEndpoint.Close()
+	saKey, saKeyID := walkServiceAccount(t, saEndpoint.URL+"/token")
 	dir := t.TempDir()
 	secretFile, tokenFile, runFile := filepath.Join(dir, "cs"), filepath.Join(dir, "tok"), filepath.Join(dir, "run")
 	os.WriteFile(secretFile, []byte(clientSecret), 0o600)
 	os.WriteFile(tokenFile, []byte(fileToken), 0o600)
 	os.WriteFile(runFile, []byte(runToken), 0o600)
+	cmdFile := filepath.Join(dir, "print-token")
+	os.WriteFile(cmdFile, []byte("#!/bin/sh\necho "+cmdToken+"\n"), 0o755)
+	saFile := filepath.Join(dir, "sa.json")
+	os.WriteFile(saFile, saKey, 0o600)
 	addr := freeAddr(t)
 	d, logs := testDaemon(t, fmt.Sprintf(`results_log = %q
 listen = %q
@@ -157,8 +179,36 @@ bearer_file = %q
 samples = ["short"]
 every = "300ms"
 jitter = "0s"
-`, results, addr, runFile, deadURL, deadURL, target.URL, target.URL, tokenEndpoint.URL, secretFile, echo.URL, tokenFile),
-		map[string]string{"TEST_KEY": key, "PUSH_AUTH": pushKey, "OTLP_AUTH": otlpKey})
+[[target]]
+name = "command-target"
+url = "%s/v1/projects/p/locations/l"
+dialect = "vertex-gemini"
+model = "m"
+bearer_command = [%q]
+samples = ["short"]
+every = "300ms"
+jitter = "0s"
+[[target]]
+name = "aws-target"
+url = %q
+dialect = "bedrock"
+model = "m"
+aws_region = "us-east-1"
+samples = ["short"]
+every = "300ms"
+jitter = "0s"
+[[target]]
+name = "google-target"
+url = "%s/v1/projects/p/locations/l"
+dialect = "vertex-anthropic"
+model = "m"
+google_credentials_file = %q
+samples = ["short"]
+every = "300ms"
+jitter = "0s"
+`, results, addr, runFile, deadURL, deadURL, target.URL, target.URL, tokenEndpoint.URL, secretFile, echo.URL, tokenFile, echo.URL, cmdFile, echo.URL, echo.URL, saFile),
+		map[string]string{"TEST_KEY": key, "PUSH_AUTH": pushKey, "OTLP_AUTH": otlpKey,
+			"AWS_ACCESS_KEY_ID": awsID, "AWS_SECRET_ACCESS_KEY": awsSecret, "AWS_SESSION_TOKEN": awsToken})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, nil) }()
@@ -173,7 +223,9 @@ jitter = "0s"
 	d.Metrics.Set.WritePrometheus(&metricsOut)
 	waitFor(t, "the oauth and file targets' failed runs", 30*time.Second, func() bool {
 		rec, _ := os.ReadFile(results)
-		return strings.Contains(string(rec), "oauth2 token from") && strings.Contains(string(rec), `"target":"file-target"`)
+		return strings.Contains(string(rec), "oauth2 token from") && strings.Contains(string(rec), `"target":"file-target"`) &&
+			strings.Contains(string(rec), `"target":"command-target"`) && strings.Contains(string(rec), `"target":"aws-target"`) &&
+			strings.Contains(string(rec), "google token for the service account")
 	})
 	var served []string
 	for _, path := range []string{"/healthz", "/", "/api/status", "/metrics"} {
@@ -201,15 +253,37 @@ jitter = "0s"
 				t.Errorf("the %s contains a secret (%s)", name, secret)
 			}
 		}
-		for _, secret := range []string{clientSecret, fileToken, strings.TrimPrefix(otlpKey, "Bearer "), runToken} {
+		for _, secret := range []string{clientSecret, fileToken, strings.TrimPrefix(otlpKey, "Bearer "), runToken, cmdToken, awsID, awsSecret, awsToken, saKeyID} {
 			if p := leak.Any(out, secret); p != "" {
 				t.Errorf("the %s shows %q", name, p)
 			}
+		}
+		if m := regexp.MustCompile(`Signature=[0-9a-f]{8}|eyJ[A-Za-z0-9_-]{16}`).FindString(out); m != "" {
+			t.Errorf("the %s shows a SigV4 signature or a JWT: %q", name, m)
 		}
 	}
 	if !strings.Contains(string(rec), "[redacted]") {
 		t.Errorf("no echoed secret came back redacted: the walk proves nothing:\n%s", rec)
 	}
+	for _, line := range strings.Split(string(rec), "\n") {
+		if strings.Contains(line, `"target":"aws-target"`) && !strings.Contains(line, `you sent [redacted] [redacted]`) {
+			t.Errorf("the bedrock target's echo of its signature is not there, redacted: the walk proves nothing for it:\n%s", line)
+		}
+	}
+}
+
+// walkServiceAccount is a service account's JSON key (a new RSA key)
+// whose token_uri is tokenURI, and its private key id.
+func walkServiceAccount(t *testing.T, tokenURI string) ([]byte, string) {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	const id = "walkkeyid0123456789abcdef0123456789abcd"
+	b, _ := json.Marshal(map[string]string{"type": "service_account", "private_key_id": id, "client_email": "walk@p.iam.gserviceaccount.com",
+		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), "token_uri": tokenURI})
+	return b, id
 }
 
 // SIGTERM during a run that outlasts shutdown_timeout: the run is

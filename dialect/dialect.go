@@ -431,6 +431,8 @@ var Dialects = map[string]Dialect{
 	"text":               text{},
 	"cohere":             cohere{},
 	"bedrock":            bedrock{},
+	"vertex-gemini":      vertexGemini{},
+	"vertex-anthropic":   vertexAnthropic{},
 }
 
 // Names lists the known dialects, sorted.

@@ -4,18 +4,20 @@ package dialect
 // own request: the bodies the reference target logged, decoded as the
 // dialect wrote them, and the URLs it builds.
 type (
-	AISDKRequest     = aiSDKRequest
-	AISDKMessage     = aiSDKMessage
-	AISDKPart        = aiSDKPart
-	GeminiRequest    = geminiRequest
-	OllamaRequest    = ollamaRequest
-	TextRequest      = textRequest
-	CohereRequest    = cohereRequest
-	BedrockAnthropic = bedrockAnthropic
+	AISDKRequest           = aiSDKRequest
+	AISDKMessage           = aiSDKMessage
+	AISDKPart              = aiSDKPart
+	GeminiRequest          = geminiRequest
+	OllamaRequest          = ollamaRequest
+	TextRequest            = textRequest
+	CohereRequest          = cohereRequest
+	BedrockAnthropic       = bedrockAnthropic
+	VertexAnthropicRequest = vertexAnthropicRequest
 )
 
 var (
 	GeminiURL = geminiURL
 	OllamaURL = ollamaURL
 	CohereURL = cohereURL
+	VertexURL = vertexURL
 )

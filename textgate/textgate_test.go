@@ -269,3 +269,15 @@ func TestScrubBase64WholeToken(t *testing.T) {
 }
 
 const b64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+
+// A SigV4 Authorization value's access key id and signature are secrets
+// on their own: a server that echoes one of them gets it redacted.
+func TestSecretsSigV4Parts(t *testing.T) {
+	const id, sig = "AKIAEXAMPLEKEYID0001", "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
+	h := http.Header{}
+	h.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+id+"/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature="+sig)
+	got := Scrub("key "+id+" signed "+sig, Secrets(h), 200)
+	if strings.Contains(got, id) || strings.Contains(got, sig) || got != "key [redacted] signed [redacted]" {
+		t.Errorf("%q", got)
+	}
+}

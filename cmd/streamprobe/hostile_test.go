@@ -281,3 +281,51 @@ func TestHostileWalkEveryOutput(t *testing.T) {
 		}
 	}
 }
+
+// The new dialects' walk: once, text and JSON, against the key echoed in
+// every place whatever the dialect (the status line, the headers, an
+// error body, a redirect, a trailer) and in the dialect's own error (a
+// Cohere message-end, a Bedrock exception frame, a Gemini error object
+// on Vertex AI, an Anthropic error event on Vertex AI, a plain-text
+// error body), in every encoding, around the caps a provider's message
+// and an error body are cut at: no piece of the key shows. Bedrock's key
+// here is an API key (a bearer token); the SigV4 parts are walked in
+// dialect's and internal/jobs' tests.
+func TestOnceHostileWalkNewDialects(t *testing.T) {
+	srv, err := hostile.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t.Setenv("WALK_KEY", walkKey)
+	suffix := map[string]string{"vertex-gemini": "/v1/projects/p/locations/l", "vertex-anthropic": "/v1/projects/p/locations/l"}
+	for d, own := range hostile.DialectPlaces {
+		for _, place := range []string{hostile.HeaderLine, hostile.ReasonPhrase, hostile.ErrorBody, hostile.Redirect, hostile.Trailer, own} {
+			t.Run(d+"/"+place, func(t *testing.T) {
+				for enc := range hostile.Encodings {
+					for _, c := range []int{128, 200, 512} {
+						for pad := c - len(walkKey) - 48; pad <= c+8; pad += 13 {
+							for _, asJSON := range []bool{false, true} {
+								args := []string{"once", "-dialect", d, "-model", "m", "-url", fmt.Sprintf("%s/%s/%s/%d%s", srv.URL, place, enc, max(pad, 0), suffix[d]),
+									"-bearer-env", "WALK_KEY", "-timeout", "5s"}
+								if asJSON {
+									args = append(args, "-json")
+								}
+								_, stdout, stderr := runCmd(t, args...)
+								if p := shownKey(stdout + stderr); p != "" {
+									t.Fatalf("%s pad %d json %v: the output shows %q:\n%s%s", enc, pad, asJSON, p, stdout, stderr)
+								}
+								if strings.ContainsAny(stdout+stderr, "\x1b\x07\r") {
+									t.Fatalf("%s pad %d: control characters in the output", enc, pad)
+								}
+								if place == own && enc == "raw" && pad == 128-len(walkKey)-48 && !strings.Contains(stdout, "[redacted]") {
+									t.Fatalf("the echo never reached the output (the walk proves nothing):\n%s%s", stdout, stderr)
+								}
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}

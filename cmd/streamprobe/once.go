@@ -32,6 +32,7 @@ type onceFlags struct {
 	task                                            bool
 	bearerEnv, endEvent, endData                    string
 	awsRegion, awsProfile                           string
+	bearerCommand, googleCredentials                string
 	headers, headerEnv                              headerFlags
 	host, region                                    string
 	labels                                          headerFlags
@@ -91,6 +92,7 @@ var onceKeys = map[string]string{
 	"target[0].assistant_id": "-assistant", "target[0].input": "-input", "target[0].stream_mode": "-stream-mode",
 	"target[0].stream_resumable": "-stream-resumable", "target[0].resumable": "-resumable", "target[0].resume_url": "-resume-url",
 	"target[0].aws_region": "-aws-region", "target[0].aws_profile": "-aws-profile",
+	"target[0].bearer_command": "-bearer-command", "target[0].google_credentials_file": "-google-credentials-file",
 }
 
 func (f *onceFlags) register(fs *flag.FlagSet) {
@@ -101,6 +103,8 @@ func (f *onceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable; not for secrets)")
 	fs.Var(&f.headerEnv, "header-env", "header whose value is read from an env var, 'Name: ENV_VAR' (repeatable)")
 	fs.StringVar(&f.bearerEnv, "bearer-env", "", "env var that holds an API key, sent as 'Authorization: Bearer <key>'")
+	fs.StringVar(&f.bearerCommand, "bearer-command", "", "command run before the request whose output is the key, sent as -bearer-env's is (e.g. 'gcloud auth print-access-token'; split at spaces, no shell)")
+	fs.StringVar(&f.googleCredentials, "google-credentials-file", "", "a Google service account's JSON key: its OAuth access token is sent as 'Authorization: Bearer' (Vertex AI)")
 	fs.StringVar(&f.awsRegion, "aws-region", "", "bedrock dialect: the region SigV4 signs for (default: the one the URL's host names)")
 	fs.StringVar(&f.awsProfile, "aws-profile", "", "bedrock dialect: the shared credentials file's profile (default: AWS_PROFILE, else default)")
 	fs.StringVar(&f.body, "body", "", "request body: JSON text, or @file to read it from a file")
@@ -185,6 +189,10 @@ func (f *onceFlags) target() (config.Target, error) {
 	t.AssistantID, t.Input, t.StreamResumable, t.Resumable, t.ResumeURL = f.assistant, f.input, f.streamResumable.v, f.resumable, f.resumeURL
 	if f.streamMode != "" {
 		t.StreamMode = strings.Split(f.streamMode, ",")
+	}
+	t.GoogleCredentialsFile = f.googleCredentials
+	if f.bearerCommand != "" {
+		t.BearerCommand = strings.Fields(f.bearerCommand)
 	}
 	t.Samples = []string{f.sample}
 	if f.drill != "" {

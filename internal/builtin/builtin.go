@@ -216,7 +216,7 @@ func NewServer() *refserver.Server {
 			return Text()
 		case strings.HasPrefix(r.URL.Path, "/v1/responses"):
 			return responses
-		case r.URL.Path == "/v1/messages":
+		case r.URL.Path == "/v1/messages", strings.HasSuffix(r.URL.Path, ":streamRawPredict"):
 			return anthropic
 		case bytes.Contains(body, []byte(`"trigger":"submit-message"`)):
 			return AISDK("") // a useChat request, on any route
@@ -266,6 +266,10 @@ func NewServer() *refserver.Server {
 func bedrockPath(r *http.Request) bool {
 	return strings.HasPrefix(r.URL.Path, "/model/") && (strings.HasSuffix(r.URL.Path, "/converse-stream") || strings.HasSuffix(r.URL.Path, "/invoke-with-response-stream"))
 }
+
+// VertexLocation is the Vertex AI location the built-in target serves
+// (Gemini's streamGenerateContent and Claude's streamRawPredict under it).
+const VertexLocation = "/v1/projects/streamprobe/locations/us-central1"
 
 // TextPath is the built-in target's plain-text route.
 const TextPath = "/api/text"

@@ -26,8 +26,9 @@ func New() *refserver.Server {
 // URL is the URL a target of dialect probes on the built-in
 // reference target served at base: the generic sse dialect reads the
 // resumable drill stream on /events, mcp the MCP server on /mcp, text the
-// plain-text route, the API dialects their API paths. slowdown (0 or 1:
-// none) asks for the streams that many times slower (refserver.SlowPrefix).
+// plain-text route, the Vertex AI dialects a project's location, the API
+// dialects their API paths. slowdown (0 or 1: none) asks for the streams
+// that many times slower (refserver.SlowPrefix).
 func URL(base, dialect string, slowdown float64) string {
 	switch dialect {
 	case "sse":
@@ -38,6 +39,8 @@ func URL(base, dialect string, slowdown float64) string {
 		return strings.TrimSuffix(base, "/") + refserver.SlowPath(strings.TrimSuffix(LangGraphPath, "/"), slowdown)
 	case "text":
 		return strings.TrimSuffix(base, "/") + refserver.SlowPath(TextPath, slowdown)
+	case "vertex-gemini", "vertex-anthropic":
+		return strings.TrimSuffix(base, "/") + refserver.SlowPath(VertexLocation, slowdown)
 	}
 	if p := refserver.SlowPath("/", slowdown); p != "/" {
 		return strings.TrimSuffix(base, "/") + p

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"time"
 
@@ -291,6 +292,11 @@ func tokenSource(ct config.Target, getenv func(string) string) (tokensource.Sour
 	case ct.BearerFile != "":
 		name, prefix := dialect.KeyHeader(ct.Dialect)
 		return tokensource.File(ct.BearerFile), name, prefix
+	case ct.BearerCommand != nil:
+		name, prefix := dialect.KeyHeader(ct.Dialect)
+		return tokensource.Command{Args: ct.BearerCommand}, name, prefix
+	case ct.GoogleCredentialsFile != "":
+		return googleSource(ct.GoogleCredentialsFile), "Authorization", "Bearer "
 	}
 	return nil, "", ""
 }
@@ -307,6 +313,26 @@ func appSettings(ct config.Target) *dialect.App {
 	}
 	return app
 }
+
+// googleSource is the token source of a service account key file, read
+// now (at load); a key that does not load is a source that fails every
+// run with the reason (config checked the file already).
+func googleSource(path string) tokensource.Source {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return failing{fmt.Errorf("cannot read %s", path)}
+	}
+	g, err := tokensource.NewGoogle(b, path, nil)
+	if err != nil {
+		return failing{err}
+	}
+	return g
+}
+
+// failing is a Source that cannot give a token.
+type failing struct{ err error }
+
+func (f failing) Token(context.Context) (string, error) { return "", f.err }
 
 // BuiltinModel is the model a target on the built-in reference target
 // names when its config names none.

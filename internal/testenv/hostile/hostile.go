@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/streamprobe/streamprobe/internal/refserver"
 )
 
 // The places an echo can go.
@@ -42,6 +44,23 @@ const (
 
 // Places lists every place.
 var Places = strings.Split(encodedPlace, ",")
+
+// The places of a dialect's own error in the stream, for the dialects
+// whose error is not an OpenAI-style error object: each echoes the key in
+// the provider's message of that dialect's wire format.
+const (
+	CohereError    = "cohereerror"    // a Cohere message-end with finish_reason ERROR and its error
+	BedrockError   = "bedrockerror"   // an AWS event stream throttlingException's message
+	GeminiError    = "geminierror"    // a Gemini error object's message (vertex-gemini)
+	AnthropicError = "anthropicerror" // an Anthropic error event's message (vertex-anthropic)
+	TextStatus     = "textstatus"     // a plain-text 503 whose body is the echo
+)
+
+// DialectPlaces are the places above by the dialect whose stream they
+// play.
+var DialectPlaces = map[string]string{
+	"cohere": CohereError, "bedrock": BedrockError, "vertex-gemini": GeminiError, "vertex-anthropic": AnthropicError, "text": TextStatus,
+}
 
 // Encodings are the forms an echo takes.
 var Encodings = map[string]func(string) string{
@@ -164,8 +183,34 @@ func serve(c net.Conn) {
 	case ChunkExt:
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n8;%s%s\r\ndata: x\n\r\n", strings.Repeat("e", 100<<10), echo)
 	default:
-		fmt.Fprintf(w, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+		if !dialectPlace(w, place, echo) {
+			fmt.Fprintf(w, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+		}
 	}
+}
+
+// dialectPlace plays the place of a dialect's own error, false for
+// another place.
+func dialectPlace(w net.Conn, place, echo string) bool {
+	switch place {
+	case CohereError:
+		stream(w, "event: content-delta\ndata: {\"type\":\"content-delta\",\"delta\":{\"message\":{\"content\":{\"text\":\"a\"}}}}\n\n"+
+			"event: message-end\ndata: {\"type\":\"message-end\",\"delta\":{\"finish_reason\":\"ERROR\",\"error\":\"bad key "+jsonText(echo)+"\"}}\n\n")
+	case GeminiError:
+		stream(w, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]}\n\n"+
+			"data: {\"error\":{\"code\":401,\"status\":\"UNAUTHENTICATED\",\"message\":\"bad token "+jsonText(echo)+"\"}}\n\n")
+	case AnthropicError:
+		stream(w, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"bad token "+jsonText(echo)+"\"}}\n\n")
+	case BedrockError:
+		body := refserver.Frame("event", "contentBlockDelta", []byte(`{"delta":{"text":"a"}}`)) +
+			refserver.Frame("exception", "throttlingException", []byte(`{"message":"bad key `+jsonText(echo)+`"}`))
+		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.amazon.eventstream\r\nConnection: close\r\n\r\n%s", body)
+	case TextStatus:
+		fmt.Fprintf(w, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(echo), echo)
+	default:
+		return false
+	}
+	return true
 }
 
 // stream writes a 200 event stream of body, then closes the connection.
