@@ -38,9 +38,11 @@ func bedrockPeer(t *testing.T, steps []refserver.Step) (*refserver.Server, *awsp
 	return srv, v, hs.URL
 }
 
-// signed is tg with its request signed as a run signs it: credentials
-// from the environment (here a map), fetched before the run.
-func signed(t *testing.T, tg dialect.Target, secret string) dialect.Target {
+// runSigned runs sample against tg with its request signed as a job
+// signs it: credentials from the environment (here a map, with this
+// secret), fetched before the run.
+func runSigned(t *testing.T, tg dialect.Target, secret string) probe.Result {
+	t.Helper()
 	a := &tokensource.AWS{Region: "us-west-2", Service: "bedrock", Getenv: func(k string) string {
 		return map[string]string{"AWS_ACCESS_KEY_ID": awsKeyID, "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": awsToken}[k]
 	}}
@@ -48,8 +50,11 @@ func signed(t *testing.T, tg dialect.Target, secret string) dialect.Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg.Sign = sign
-	return tg
+	ctx, cancel := context.WithTimeout(context.Background(), reftest.RunDeadline)
+	defer cancel()
+	c := probe.NewClient(tg)
+	t.Cleanup(c.HTTP.CloseIdleConnections)
+	return probe.Run(ctx, tg, probe.Options{Sample: dialect.Samples["short"], Client: c, Timeout: reftest.RunDeadline, Sign: sign})
 }
 
 // ConverseStream against a loopback peer that checks the SigV4 signature
@@ -64,8 +69,7 @@ func TestBedrockConverseSigned(t *testing.T) {
 		Stop(at(200), "end_turn").Metadata(at(210), 21, 5, at(210))
 	srv, v, url := bedrockPeer(t, b.Steps())
 	srv.Schedule[4].Splits, srv.SplitDelay = []int{7, 40}, at(20) // one message in three writes
-	tg := signed(t, dialect.Target{Name: "br", URL: url, Dialect: "bedrock", Model: "anthropic.claude-sonnet-4-5-20250929-v1:0"}, awsSecret)
-	res := runProbe(t, tg, "short", reftest.RunDeadline)
+	res := runSigned(t, dialect.Target{Name: "br", URL: url, Dialect: "bedrock", Model: "anthropic.claude-sonnet-4-5-20250929-v1:0"}, awsSecret)
 	rec, tl := res.Record, res.Timeline
 	if rec.Outcome != probe.Success || v.Verified() != 1 {
 		t.Fatalf("outcome %s: %s (signatures verified %d, refused %q)", rec.Outcome, rec.Error, v.Verified(), v.Failures())
@@ -102,8 +106,7 @@ func TestBedrockBadSignatureShowsNoCredential(t *testing.T) {
 	t.Parallel()
 	b := &refserver.Bedrock{}
 	_, v, url := bedrockPeer(t, b.Text(at(10), "x").Steps())
-	tg := signed(t, dialect.Target{Name: "br", URL: url, Dialect: "bedrock", Model: "m"}, "a-wrong-secret-0123456789")
-	rec := runProbe(t, tg, "short", reftest.RunDeadline).Record
+	rec := runSigned(t, dialect.Target{Name: "br", URL: url, Dialect: "bedrock", Model: "m"}, "a-wrong-secret-0123456789").Record
 	if rec.Outcome != probe.UpstreamError || !strings.Contains(rec.Error, "403 Forbidden") || len(v.Failures()) != 1 {
 		t.Fatalf("outcome %s error %q (refused %q)", rec.Outcome, rec.Error, v.Failures())
 	}
@@ -127,8 +130,7 @@ func TestBedrockInvoke(t *testing.T) {
 		Chunk(at(60), map[string]any{"generation": "is", "stop_reason": nil}).
 		Chunk(at(80), map[string]any{"type": "message_stop", "amazon-bedrock-invocationMetrics": map[string]any{"inputTokenCount": 9, "outputTokenCount": 2, "invocationLatency": 80, "firstByteLatency": 20}})
 	srv, _, url := bedrockPeer(t, b.Steps())
-	tg := signed(t, dialect.Target{Name: "br", URL: url + "/model/anthropic.claude-3-haiku-20240307-v1:0/invoke-with-response-stream", Dialect: "bedrock"}, awsSecret)
-	rec := runProbe(t, tg, "short", reftest.RunDeadline).Record
+	rec := runSigned(t, dialect.Target{Name: "br", URL: url + "/model/anthropic.claude-3-haiku-20240307-v1:0/invoke-with-response-stream", Dialect: "bedrock"}, awsSecret).Record
 	if rec.Outcome != probe.Success || rec.Chunks != 2 || rec.Tokens == nil || rec.Tokens.Completion != 2 || rec.EndMs == nil {
 		t.Fatalf("outcome %s (%s) chunks %d tokens %+v end %v", rec.Outcome, rec.Error, rec.Chunks, rec.Tokens, reftest.Shown(rec.EndMs))
 	}
@@ -167,7 +169,7 @@ func TestBedrockErrors(t *testing.T) {
 			t.Parallel()
 			srv, _, url := bedrockPeer(t, tt.steps)
 			srv.Status, srv.ErrorBody = tt.status, tt.body
-			rec := runProbe(t, signed(t, dialect.Target{Name: "br", URL: url, Dialect: "bedrock", Model: "m"}, awsSecret), "short", reftest.RunDeadline).Record
+			rec := runSigned(t, dialect.Target{Name: "br", URL: url, Dialect: "bedrock", Model: "m"}, awsSecret).Record
 			if rec.Outcome != tt.outcome || !strings.Contains(rec.Error, tt.want) || strings.Contains(rec.Error, awsKeyID) {
 				t.Errorf("outcome %s error %q, want %s with %q", rec.Outcome, rec.Error, tt.outcome, tt.want)
 			}

@@ -386,7 +386,7 @@ type Framer interface {
 
 // Signer is a dialect whose requests are signed with AWS SigV4 for a
 // service (Bedrock's "bedrock") unless the target sends a bearer key:
-// its target's Sign is then set for each run from the AWS credentials.
+// the run's probe.Options.Sign is then set from the AWS credentials.
 type Signer interface {
 	SigningService() string
 }

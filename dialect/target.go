@@ -62,12 +62,6 @@ type Target struct {
 	// nil: their defaults. Behind a pointer: a run keeps its target for as
 	// long as its stream lasts.
 	App *App
-	// Sign, when set, signs the request of a run before it is sent (AWS
-	// SigV4 for a bedrock target): it sets its headers in h (Authorization,
-	// X-Amz-Date, X-Amz-Security-Token), computed over the method, the
-	// URL, h and the body. It is set for each run (internal/jobs), with
-	// the credentials of that run.
-	Sign func(method, url string, h http.Header, body []byte) error
 	// Net is how the target's connections are made (IP family, a fixed
 	// address, the source address, the proxy); nil is the system's way:
 	// DNS, either family, the environment's proxy. A pointer: few targets

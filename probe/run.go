@@ -44,6 +44,12 @@ type Options struct {
 	// content chunk has arrived this long after the start; ctx's deadline
 	// still bounds the whole stream.
 	FirstChunkTimeout time.Duration
+	// Sign, when set, signs the run's request before it is sent (AWS
+	// SigV4 for a dialect.Signer's target): it sets its headers in h
+	// (Authorization, X-Amz-Date, X-Amz-Security-Token), computed over the
+	// method, the URL, h and the body. internal/jobs sets it for each run,
+	// with that run's credentials.
+	Sign func(method, url string, h http.Header, body []byte) error
 	// Timeout is the limit the caller's deadline stands for, named in a
 	// timeout's message; 0 reads it from ctx's deadline when Run starts
 	// (to 10 ms).
@@ -297,7 +303,7 @@ func (r *run) prepare(o *Options) bool {
 		r.fail(ProtocolError, "invalid target: %v", err)
 		return false
 	}
-	if r.t.Sign != nil && !r.sign() {
+	if o.Sign != nil && !r.sign(o.Sign) {
 		return false
 	}
 	r.secrets = textgate.Secrets(r.req.Header, append(textgate.URLSecrets(r.req.URL), textgate.ProxySecrets()...)...)
@@ -372,13 +378,13 @@ func (r *run) replayer() *replayCheck {
 // resumes reports whether the run resumes a stream it lost.
 func (r *run) resumes() bool { return r.check != nil || r.replayer() != nil }
 
-// sign signs the request with the target's Sign (its headers then are
+// sign signs the request with Options.Sign (its headers then are
 // secrets like any other); a failure ends the run.
-func (r *run) sign() bool {
+func (r *run) sign(sign func(method, url string, h http.Header, body []byte) error) bool {
 	if r.req.Header == nil {
 		r.req.Header = http.Header{}
 	}
-	if err := r.t.Sign(r.req.Method, r.req.URL, r.req.Header, r.req.Body); err != nil {
+	if err := sign(r.req.Method, r.req.URL, r.req.Header, r.req.Body); err != nil {
 		r.fail(UpstreamError, "credentials: signing the request: %s", textgate.Scrub(err.Error(), nil, dialect.MaxMessage))
 		return false
 	}

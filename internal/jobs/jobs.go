@@ -60,12 +60,16 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 	ctx, cancel := context.WithTimeout(ctx, j.Conf.MaxStream.Duration)
 	defer cancel()
 	t, err := j.WithToken(ctx)
+	var sign func(method, url string, h http.Header, body []byte) error
+	if err == nil && j.AWS != nil {
+		sign, err = j.AWS.Signer(ctx)
+	}
 	if err != nil {
 		res := probe.Failed(j.Target, j.Sample, j.Drill, probe.UpstreamError, "credentials: "+err.Error())
 		res.Record.Stamp(j.Origin)
 		return res
 	}
-	res := probe.Run(ctx, t, probe.Options{Sample: j.Sample, CancelAfter: j.Conf.CancelAfter, Drill: j.Drill, Client: c,
+	res := probe.Run(ctx, t, probe.Options{Sample: j.Sample, CancelAfter: j.Conf.CancelAfter, Drill: j.Drill, Client: c, Sign: sign,
 		FirstChunkTimeout: j.Conf.Timeout.Duration, Timeout: j.Conf.MaxStream.Duration})
 	res.Record.Stamp(j.Origin)
 	return res
@@ -76,13 +80,6 @@ func (j Job) Run(ctx context.Context, c *resumeclient.Client) probe.Result {
 // sends it.
 func (j Job) WithToken(ctx context.Context) (dialect.Target, error) {
 	t := j.Target
-	if j.AWS != nil {
-		sign, err := j.AWS.Signer(ctx)
-		if err != nil {
-			return t, err
-		}
-		t.Sign = sign
-	}
 	if j.Token == nil {
 		return t, nil
 	}

@@ -27,7 +27,7 @@ import (
 )
 
 // SignFunc signs a request: it sets its headers in h, computed over the
-// method, the URL, h and the body (dialect.Target's Sign).
+// method, the URL, h and the body (probe.Options' Sign).
 type SignFunc func(method, url string, h http.Header, body []byte) error
 
 // AWS is a target's AWS credentials and what it signs with them (SigV4
