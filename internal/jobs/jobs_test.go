@@ -400,3 +400,33 @@ func TestBuildRefusesATargetItsDialectCannotRequest(t *testing.T) {
 		}
 	}
 }
+
+// The new target kinds are refused at file:line:key when their request
+// cannot be built (a Vertex AI URL with no location, a Bedrock or Vertex
+// target with no model) or when a drill asks for a resume their stream
+// cannot give (text and bedrock carry no event ids), as validate shows it.
+func TestNewTargetKindsRefusedAtTheirKey(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{"dialect = \"vertex-gemini\"\nurl = \"https://aiplatform.googleapis.com\"\nmodel = \"m\"",
+			`k.toml:4: target[0].url: vertex-gemini: the URL names no location: want https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}`},
+		{"dialect = \"vertex-anthropic\"\nurl = \"https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5\"",
+			`k.toml:1: target[0].model: vertex-anthropic: no model: the model is part of the URL (set model, or a URL ending in :streamRawPredict)`},
+		{"dialect = \"bedrock\"\nurl = \"https://bedrock-runtime.us-east-1.amazonaws.com\"",
+			`k.toml:1: target[0].model: bedrock: no model: the model id is part of the URL (set model, or a URL ending in /model/{id}/converse-stream or /invoke-with-response-stream)`},
+	} {
+		cfg, err := config.Parse("k.toml", []byte("[[target]]\nname = \"k\"\n"+tt.body+"\n"), Env(nil))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.body, err)
+		}
+		if _, err = Build(cfg, "", nil); err == nil || err.Error() != tt.want {
+			t.Errorf("%s:\n got %v\nwant %s", tt.body, err, tt.want)
+		}
+	}
+	for _, d := range []string{"text", "bedrock"} {
+		_, err := config.Parse("d.toml", []byte("[[target]]\nname = \"d\"\nurl = \"https://bedrock-runtime.us-east-1.amazonaws.com/app\"\nmodel = \"m\"\ndialect = \""+d+"\"\ndrills = [\"drop\"]\n"), Env(nil))
+		want := "d.toml:6: target[0].drills: the " + d + " dialect's stream carries no event ids (it is not Server-Sent Events): no drill can run on it"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s with a drill:\n got %v\nwant %s", d, err, want)
+		}
+	}
+}
