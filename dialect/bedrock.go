@@ -142,7 +142,7 @@ func (bedrock) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if string(ev.Type) == "chunk" {
 		return bedrockChunk(t, ev.Data)
 	}
-	return bedrockConverseEvent(ev)
+	return bedrockConverseEvent(t, ev)
 }
 
 // bedrockException is an exception's text: its type (throttlingException,
@@ -187,10 +187,12 @@ type bedrockEvent struct {
 }
 
 // bedrockConverseEvent: a contentBlockDelta's text is a chunk, its
-// reasoning or tool input effective output; messageStop is the last event
-// before the body ends (Final); metadata carries the usage; messageStart,
-// contentBlockStart and contentBlockStop are metadata.
-func bedrockConverseEvent(ev *resumeclient.Event) (Chunk, error) {
+// reasoning reasoning, its tool input effective output; messageStop is the
+// last event before the body ends (Final), with its stopReason
+// (bedrockFinishes: a guardrail's or the content filter's is a refusal);
+// metadata carries the usage; messageStart, contentBlockStart and
+// contentBlockStop are metadata.
+func bedrockConverseEvent(t Target, ev *resumeclient.Event) (Chunk, error) {
 	c := Chunk{Kind: Meta}
 	if len(ev.Data) == 0 {
 		return c, nil
@@ -204,14 +206,19 @@ func bedrockConverseEvent(ev *resumeclient.Event) (Chunk, error) {
 		if d := e.Delta; d != nil {
 			switch {
 			case d.Text != nil && *d.Text != "":
-				c.Kind = Text
-			case d.ReasoningContent != nil && (d.ReasoningContent.Text != "" || d.ReasoningContent.RedactedContent != ""),
-				d.ToolUse != nil && d.ToolUse.Input != "":
+				c.Kind, c.Content = Text, plainContent([]byte(*d.Text))
+			case d.ReasoningContent != nil && (d.ReasoningContent.Text != "" || d.ReasoningContent.RedactedContent != ""):
+				c.Kind, c.Reasoning = Effective, true
+			case d.ToolUse != nil && d.ToolUse.Input != "":
 				c.Kind = Effective
 			}
 		}
 	case "messageStop":
 		c.Final = true
+		c.Finish = finishOf(jstr{raw: []byte(e.StopReason)}, bedrockFinishes)
+		if c.Finish == FinishContentFilter {
+			c.Message = boundMessage(t, "stopReason "+e.StopReason)
+		}
 	case "metadata":
 		if e.Usage != nil {
 			c.Usage, c.HasUsage = Tokens{Prompt: e.Usage.InputTokens, Completion: e.Usage.OutputTokens}, true
@@ -264,6 +271,22 @@ type bedrockInvoke struct {
 	} `json:"amazon-bedrock-invocationMetrics"`
 }
 
+// text is the chunk's text, in the field of its model's format ("" for
+// none).
+func (m *bedrockInvoke) text() string {
+	for _, s := range []string{m.Generation, m.OutputText, m.Completion} {
+		if s != "" {
+			return s
+		}
+	}
+	for _, o := range m.Outputs {
+		if o.Text != "" {
+			return o.Text
+		}
+	}
+	return ""
+}
+
 // bedrockChunk reads an InvokeModelWithResponseStream chunk: its bytes,
 // base64 in the payload's JSON, are one event of the model's own format.
 // A Claude model's are the Messages API's events (read as the
@@ -292,12 +315,8 @@ func bedrockChunk(t Target, data []byte) (Chunk, error) {
 			c.Kind, c.Final = Meta, true
 		}
 	}
-	text := m.Generation != "" || m.OutputText != "" || m.Completion != ""
-	for _, o := range m.Outputs {
-		text = text || o.Text != ""
-	}
-	if text {
-		c.Kind = Text
+	if text := m.text(); text != "" {
+		c.Kind, c.Content = Text, plainContent([]byte(text))
 	}
 	if m.Metrics != nil {
 		c.Final = true

@@ -190,3 +190,49 @@ func TestBedrockErrors(t *testing.T) {
 		t.Error("a bedrock target with no model and a base URL: want an error")
 	}
 }
+
+// Bedrock's ConverseStream by the definitions every dialect shares
+// (docs/dialects.md "Definitions"): reasoningContent is reasoning (counted
+// in the record, never a chunk), messageStop's stopReason is named in the
+// one vocabulary (a guardrail's or the content filter's stop ends the run
+// refused), and a leading <think> block of the text is reasoning.
+func TestBedrockDefinitions(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		reason  string
+		finish  dialect.Finish
+		outcome probe.Outcome
+	}{
+		{"end_turn", dialect.FinishStop, probe.Success},
+		{"stop_sequence", dialect.FinishStop, probe.Success},
+		{"max_tokens", dialect.FinishLength, probe.Success},
+		{"tool_use", dialect.FinishToolCalls, probe.Success},
+		{"guardrail_intervened", dialect.FinishContentFilter, probe.Refused},
+		{"content_filtered", dialect.FinishContentFilter, probe.Refused},
+		{"something_new", dialect.FinishOther, probe.Success},
+	} {
+		t.Run(tt.reason, func(t *testing.T) {
+			t.Parallel()
+			b := &refserver.Bedrock{}
+			b.Start(at(10)).Reasoning(at(20), "thinking").Reasoning(at(30), "more").Text(at(50), "Paris").Stop(at(60), tt.reason).Metadata(at(70), 9, 3, at(70))
+			_, _, url := bedrockPeer(t, b.Steps())
+			rec := runSigned(t, dialect.Target{Name: "br", URL: url, Dialect: "bedrock", Model: "m"}, awsSecret).Record
+			if rec.Outcome != tt.outcome || rec.FinishReason != tt.finish {
+				t.Errorf("outcome %s (%s), finish_reason %q: want %s, %q", rec.Outcome, rec.Error, rec.FinishReason, tt.outcome, tt.finish)
+			}
+			if tt.outcome == probe.Refused && !strings.Contains(rec.Error, "stopReason "+tt.reason) {
+				t.Errorf("error %q does not name the stop reason", rec.Error)
+			}
+			if rec.Reasoning == nil || rec.Reasoning.Chunks != 2 || rec.Chunks != 1 {
+				t.Errorf("reasoning %+v, %d chunks: want the two reasoning deltas as reasoning, the text as the one chunk", rec.Reasoning, rec.Chunks)
+			}
+		})
+	}
+	b := &refserver.Bedrock{}
+	b.Start(at(10)).Text(at(20), "<think>hm").Text(at(40), "</think>").Text(at(60), "Paris").Stop(at(70), "end_turn").Metadata(at(80), 9, 3, at(80))
+	_, _, url := bedrockPeer(t, b.Steps())
+	res := runSigned(t, dialect.Target{Name: "br", URL: url, Dialect: "bedrock", Model: "m"}, awsSecret)
+	if rec := res.Record; rec.Reasoning == nil || !rec.Reasoning.Inline || res.Timeline.ChunkCount() != 1 {
+		t.Fatalf("reasoning %+v, %d chunks: want the <think> block as inline reasoning, the answer one chunk", rec.Reasoning, res.Timeline.ChunkCount())
+	}
+}

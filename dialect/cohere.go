@@ -56,10 +56,10 @@ func cohereURL(u string) string {
 func (cohere) EOFIsEnd(Target) bool { return false }
 
 // Decode: a content-delta with text is a chunk, one with thinking (a
-// reasoning model's trace) effective output, as are tool-plan-delta and
-// tool-call-delta; message-end is the end, with the usage, unless its
-// finish_reason is an error (ERROR, ERROR_TOXIC, ERROR_LIMIT): then the
-// run failed, named by its error.
+// reasoning model's trace) reasoning, tool-plan-delta and tool-call-delta
+// effective output; message-end is the end, with the usage and its
+// finish_reason (cohereFinishes), unless that is an error (ERROR,
+// ERROR_TOXIC, ERROR_LIMIT): then the run failed, named by its error.
 func (cohere) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
 		return Chunk{Kind: Meta}, nil
@@ -80,10 +80,10 @@ func (cohere) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 			return Chunk{}, err
 		}
 		switch {
-		case e.text:
-			c.Kind = Text
+		case !e.text.empty():
+			c.Kind, c.Content = Text, content(e.text)
 		case e.thinking:
-			c.Kind = Effective
+			c.Kind, c.Reasoning = Effective, true
 		}
 	case "tool-plan-delta":
 		if d.message.toolPlan {
@@ -99,6 +99,7 @@ func (cohere) Decode(t Target, ev *resumeclient.Event) (Chunk, error) {
 				c.Usage = Tokens{Prompt: int(u.tokens.in), Completion: int(u.tokens.out)}
 			}
 		}
+		c.Finish = finishOf(d.finishReason, cohereFinishes)
 		if r := d.finishReason.value(); strings.HasPrefix(string(r), "ERROR") {
 			c.Kind = Failed
 			c.Message = boundMessage(t, cohereErrorText(string(r), string(d.err.value())))
@@ -137,7 +138,8 @@ type cohereEvent struct {
 			tokens, billed cohereCounts
 		}
 	}
-	text, thinking bool
+	text     jstr
+	thinking bool
 }
 
 var (
@@ -221,7 +223,7 @@ func (e *cohereEvent) content() error {
 	read := func() bool {
 		return s.object("delta.message", "content", cohereContent, func(k int) bool {
 			if k == 0 {
-				return s.nonEmptyField(&e.text, cohereContentP, "text")
+				return s.strField(&e.text, cohereContentP, "text")
 			}
 			return s.nonEmptyField(&e.thinking, cohereContentP, "thinking")
 		})

@@ -86,3 +86,48 @@ func TestCohereErrors(t *testing.T) {
 		}
 	}
 }
+
+// Cohere's stream by the definitions every dialect shares
+// (docs/dialects.md "Definitions"): thinking is reasoning (counted in the
+// record, never a chunk), finish_reason is named in the one vocabulary
+// (COMPLETE and STOP_SEQUENCE stop, MAX_TOKENS a length stop and a
+// success, TOOL_CALL tool_calls, ERROR an error), and a leading <think>
+// block of the text is reasoning.
+func TestCohereDefinitions(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		reason  string
+		finish  dialect.Finish
+		outcome probe.Outcome
+	}{
+		{"COMPLETE", dialect.FinishStop, probe.Success},
+		{"STOP_SEQUENCE", dialect.FinishStop, probe.Success},
+		{"MAX_TOKENS", dialect.FinishLength, probe.Success},
+		{"TOOL_CALL", dialect.FinishToolCalls, probe.Success},
+		{"ERROR", dialect.FinishError, probe.UpstreamError},
+		{"SOMETHING_NEW", dialect.FinishOther, probe.Success},
+	} {
+		t.Run(tt.reason, func(t *testing.T) {
+			t.Parallel()
+			c := &refserver.Cohere{}
+			c.Start(at(10)).ContentStart(at(20)).Thinking(at(30), "recalling").Thinking(at(40), "more").Text(at(60), "Paris").ContentEnd(at(80)).End(at(90), tt.reason, "", 5, 2)
+			srv := reftest.Serve(t, refserver.NewUnstarted(c.Steps()))
+			rec := runProbe(t, dialect.Target{Name: "co", URL: srv.URL, Dialect: "cohere"}, "short", reftest.RunDeadline).Record
+			if rec.Outcome != tt.outcome || rec.FinishReason != tt.finish {
+				t.Errorf("outcome %s (%s), finish_reason %q: want %s, %q", rec.Outcome, rec.Error, rec.FinishReason, tt.outcome, tt.finish)
+			}
+			if rec.Reasoning == nil || rec.Reasoning.Chunks != 2 || rec.Chunks != 1 {
+				t.Errorf("reasoning %+v, %d chunks: want the two thinking deltas as reasoning, the text as the one chunk", rec.Reasoning, rec.Chunks)
+			}
+		})
+	}
+	c := &refserver.Cohere{}
+	c.Start(at(10)).ContentStart(at(20)).Text(at(30), "<think>hm").Text(at(50), "</think>").Text(at(70), "Paris").ContentEnd(at(80)).End(at(90), "COMPLETE", "", 5, 2)
+	srv := reftest.Serve(t, refserver.NewUnstarted(c.Steps()))
+	res := runProbe(t, dialect.Target{Name: "co", URL: srv.URL, Dialect: "cohere"}, "short", reftest.RunDeadline)
+	rec, tl := res.Record, res.Timeline
+	if rec.Reasoning == nil || !rec.Reasoning.Inline || tl.ChunkCount() != 1 {
+		t.Fatalf("reasoning %+v, %d chunks: want the <think> block as inline reasoning, the answer one chunk", rec.Reasoning, tl.ChunkCount())
+	}
+	reftest.Milestone(t, "tfc_ms (the answer after the block)", rec.TFCMs, tl.Start, srv, reftest.ClosedConn(t, srv, 0), 4, tl.Chunks()[0])
+}

@@ -745,9 +745,9 @@ func refDecodeCohere(t Target, ev *resumeclient.Event) (Chunk, error) {
 		}
 		switch {
 		case content.Text != "":
-			c.Kind = Text
+			c.Kind, c.Content = Text, refContent(content.Text)
 		case content.Thinking != "":
-			c.Kind = Effective
+			c.Kind, c.Reasoning = Effective, true
 		}
 	case "tool-plan-delta":
 		if d.Message.ToolPlan != "" {
@@ -765,6 +765,19 @@ func refDecodeCohere(t Target, ev *resumeclient.Event) (Chunk, error) {
 			if u.Tokens != nil {
 				c.Usage = Tokens{Prompt: int(u.Tokens.InputTokens), Completion: int(u.Tokens.OutputTokens)}
 			}
+		}
+		switch d.FinishReason {
+		case "":
+		case "COMPLETE", "STOP_SEQUENCE":
+			c.Finish = FinishStop
+		case "MAX_TOKENS":
+			c.Finish = FinishLength
+		case "TOOL_CALL":
+			c.Finish = FinishToolCalls
+		case "ERROR", "ERROR_TOXIC", "ERROR_LIMIT":
+			c.Finish = FinishError
+		default:
+			c.Finish = FinishOther
 		}
 		if strings.HasPrefix(d.FinishReason, "ERROR") {
 			c.Kind = Failed

@@ -87,4 +87,9 @@ var (
 	ollamaFinishes = []finishName{{"stop", FinishStop}, {"length", FinishLength}}
 	aiSDKFinishes  = []finishName{{"stop", FinishStop}, {"length", FinishLength}, {"tool-calls", FinishToolCalls},
 		{"content-filter", FinishContentFilter}, {"error", FinishError}}
+	cohereFinishes = []finishName{{"COMPLETE", FinishStop}, {"STOP_SEQUENCE", FinishStop}, {"MAX_TOKENS", FinishLength},
+		{"TOOL_CALL", FinishToolCalls}, {"ERROR", FinishError}, {"ERROR_TOXIC", FinishError}, {"ERROR_LIMIT", FinishError}}
+	bedrockFinishes = []finishName{{"end_turn", FinishStop}, {"stop_sequence", FinishStop}, {"max_tokens", FinishLength},
+		{"model_context_window_exceeded", FinishLength}, {"tool_use", FinishToolCalls},
+		{"guardrail_intervened", FinishContentFilter}, {"content_filtered", FinishContentFilter}}
 )

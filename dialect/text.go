@@ -50,10 +50,11 @@ func (text) Framing() resumeclient.Framing { return resumeclient.FramingRaw }
 // EOFIsEnd: a plain-text stream has no end marker.
 func (text) EOFIsEnd(Target) bool { return true }
 
-// Decode: a read with bytes is visible text.
+// Decode: a read with bytes is visible text (its bytes the Content, for
+// an inline reasoning block: see Think).
 func (text) Decode(_ Target, ev *resumeclient.Event) (Chunk, error) {
 	if len(ev.Data) == 0 {
 		return Chunk{Kind: Meta}, nil
 	}
-	return Chunk{Kind: Text}, nil
+	return Chunk{Kind: Text, Content: plainContent(ev.Data)}, nil
 }

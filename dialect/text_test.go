@@ -52,6 +52,36 @@ func TestTextTimeline(t *testing.T) {
 	}
 }
 
+// A model served without a reasoning parser behind a plain-text route
+// streams its reasoning as a leading <think> block (docs/dialects.md
+// "Definitions", inline reasoning): the block is reasoning, the answer's
+// first read the TFC; with the detection off all of it is the answer.
+func TestTextInlineThink(t *testing.T) {
+	t.Parallel()
+	x := &refserver.Text{}
+	x.Write(at(40), "<think>The capital").Write(at(80), " is Paris.</think>\n\n").Write(at(160), "Paris").Write(at(240), " is the capital.")
+	for _, off := range []bool{false, true} {
+		srv := reftest.Serve(t, textServer(x.Steps()))
+		res := runProbe(t, dialect.Target{Name: "app", URL: srv.URL + "/api/completion", Dialect: "text", NoInlineThink: off}, "short", reftest.RunDeadline)
+		rec, tl := res.Record, res.Timeline
+		if rec.Outcome != probe.Success {
+			t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
+		}
+		if off {
+			if rec.Reasoning != nil || tl.ChunkCount() < 1 {
+				t.Errorf("detection off: reasoning %+v, %d chunks: want none, every read a chunk", rec.Reasoning, tl.ChunkCount())
+			}
+			continue
+		}
+		// The network may join two writes in one read: the counts are
+		// bounds, and TFC no sooner than the answer's first write.
+		if n := tl.ChunkCount(); rec.Reasoning == nil || !rec.Reasoning.Inline || rec.Reasoning.Chunks < 1 || n < 1 || n > 2 {
+			t.Fatalf("reasoning %+v, %d chunks: want the block's reads as inline reasoning, the answer one or two chunks", rec.Reasoning, n)
+		}
+		reftest.NotBefore(t, "tfc (the answer's first read)", tl.Chunks()[0], reftest.Due(srv, reftest.ClosedConn(t, srv, 0), 2))
+	}
+}
+
 // What a plain-text stream can say of an error: an HTTP status with its
 // body; a body broken mid-stream is a reset. A drill runs as a plain
 // request (the config refuses one at load).

@@ -12,6 +12,10 @@ type Content struct {
 // content is the Content of a decoded string.
 func content(s jstr) Content { return Content(s) }
 
+// plainContent is the Content of text that is its own value (a read of a
+// plain-text stream, a string encoding/json decoded): no escape to undo.
+func plainContent(b []byte) Content { return Content{raw: b} }
+
 // String is the text's value (for tests and messages: it may allocate).
 func (c Content) String() string { return string(jstr(c).value()) }
 
