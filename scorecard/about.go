@@ -31,11 +31,19 @@ type About struct {
 	Regions []string `json:"regions,omitempty"`
 }
 
+// Interruption is how far an interrupted check got: the runs that
+// finished (drills included) of those it planned.
+type Interruption struct {
+	Done    int `json:"runs_done"`
+	Planned int `json:"runs_planned"`
+}
+
 // Verdict is the page's verdict line: "PASS (2 of 2 target(s) pass)",
 // "FAIL (1 of 2 target(s) failed)" or "INCONCLUSIVE (1 of 2 target(s)
-// inconclusive, none failed)"; an interrupted page fails whatever its
-// cards say.
-func Verdict(cards []*Card, interrupted bool, unit string) string {
+// inconclusive, none failed)"; an interrupted page (stop not nil) says
+// "INTERRUPTED after 3 of 40 runs (...)" whatever its cards say, with
+// how many failed, are inconclusive and pass on the runs that finished.
+func Verdict(cards []*Card, stop *Interruption, unit string) string {
 	failed, undecided := 0, 0
 	for _, c := range cards {
 		switch c.Verdict {
@@ -46,10 +54,11 @@ func Verdict(cards []*Card, interrupted bool, unit string) string {
 		}
 	}
 	switch {
+	case stop != nil:
+		return fmt.Sprintf("INTERRUPTED after %d of %d runs (%d of %d %s(s) failed, %d inconclusive, %d pass on the runs that finished)",
+			stop.Done, stop.Planned, failed, len(cards), unit, undecided, len(cards)-failed-undecided)
 	case failed > 0:
 		return fmt.Sprintf("FAIL (%d of %d %s(s) failed)", failed, len(cards), unit)
-	case interrupted:
-		return fmt.Sprintf("FAIL (interrupted; %d of %d %s(s) pass on the runs that finished)", len(cards)-undecided, len(cards), unit)
 	case undecided > 0:
 		return fmt.Sprintf("INCONCLUSIVE (%d of %d %s(s) inconclusive, none failed)", undecided, len(cards), unit)
 	}

@@ -62,6 +62,11 @@ func (c *Card) Judge(alpha func(sample string) float64) {
 	}
 	c.Triage = c.triage()
 	c.Verdict = verdictOf(c.Cells, c.Drills)
+	// A card with no run has nothing that passed: never PASS.
+	c.NoRun = len(c.Drills) == 0 && !slices.ContainsFunc(c.Samples, func(s string) bool { return c.classes[s].Runs > 0 })
+	if c.NoRun && c.Verdict == Pass {
+		c.Verdict = Inconclusive
+	}
 	c.Pass = c.Verdict == Pass
 }
 

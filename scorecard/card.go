@@ -28,6 +28,9 @@ type Card struct {
 	// Verdict is the card's verdict: Fail when a cell is red or a drill
 	// failed, else Inconclusive when a cell is, else Pass.
 	Verdict string `json:"verdict"`
+	// NoRun marks a card with no finished run, no drill either (an
+	// interrupted check's): INCONCLUSIVE, never PASS (NoRunNote).
+	NoRun bool `json:"no_run,omitempty"`
 
 	// Region is the region of a report's card ("" for check); Fleet
 	// marks the card of every region together.
@@ -279,6 +282,9 @@ func (f *FailedRun) String() string {
 // ended as its sample intends: nothing to measure, and the outcomes row
 // says why.
 const NoSuccessfulRun = "no successful run"
+
+// NoRunNote is what every output says of a card with no finished run.
+const NoRunNote = "no run finished: nothing to judge, nothing passed"
 
 // Budget is the budget of one class: p95 budgets in ms (0 means none) and
 // the stall-share and error-share budgets.

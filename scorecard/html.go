@@ -72,6 +72,8 @@ type cardView struct {
 	// why each inconclusive cell is.
 	Verdict   string
 	Undecided []string
+	// NoRun is NoRunNote for a card with no finished run.
+	NoRun string
 	// RunsText counts a report's runs per class; check says its runs per
 	// sample once, for the page.
 	RunsText string
@@ -148,6 +150,9 @@ func Timeline(title string, r *Run) string {
 // cardViewOf is the card as the page shows it.
 func cardViewOf(c *Card, runsPerSample int) cardView {
 	v := cardView{Title: c.Title(), Source: c.Source, Resolution: c.Resolution, Pass: c.Pass, Verdict: c.Verdict, Triage: c.Triage, SmallSamples: c.smallSamples()}
+	if c.NoRun {
+		v.NoRun = NoRunNote
+	}
 	for _, ce := range c.InconclusiveCells() {
 		v.Undecided = append(v.Undecided, ce.Sample+" "+rowNames[ce.Row]+": "+ce.Why)
 	}

@@ -25,7 +25,7 @@ func TestHTMLInChromium(t *testing.T) {
 	var b bytes.Buffer
 	cards := []*Card{fixedCard(), duplicateCard()}
 	p := Page{Title: "streamprobe check", Generated: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), RunsPerSample: 5,
-		Verdict: Verdict(cards, false, "target"), About: &About{Command: "check", Version: "v1.2.3", Host: "probe-1", Config: "/etc/streamprobe/probe.toml"}}
+		Verdict: Verdict(cards, nil, "target"), About: &About{Command: "check", Version: "v1.2.3", Host: "probe-1", Config: "/etc/streamprobe/probe.toml"}}
 	if err := WritePage(&b, p, cards); err != nil {
 		t.Fatal(err)
 	}

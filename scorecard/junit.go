@@ -134,6 +134,9 @@ func junitSuiteOf(name string, c *Card) junitSuite {
 		}
 		s.Cases = append(s.Cases, tc)
 	}
+	if c.NoRun {
+		s.Cases = append(s.Cases, junitCase{Name: "runs", Classname: class, Skipped: &junitSkipped{Message: NoRunNote}})
+	}
 	for _, tc := range s.Cases {
 		s.Tests++
 		if tc.Failure != nil {

@@ -70,6 +70,9 @@ func (c *Card) Text(color bool, runsPerSample int) string {
 		}
 	}
 	c.textDrills(&b, color)
+	if c.NoRun {
+		b.WriteString("  " + NoRunNote + "\n")
+	}
 	if red := c.RedCells(); len(red) > 0 {
 		b.WriteString("  red cells\n")
 		for _, ce := range red {

@@ -43,6 +43,9 @@ proportion to their runs). -runs N is one look at N runs.
 Exit 0 when every cell passes and every drill passes, 1 when a cell or a
 drill fails, 3 when none fails but a cell is inconclusive (-inconclusive
 pass or fail counts it so instead), 2 for a config or usage error.
+Interrupted (Ctrl-C, SIGTERM): the page of the runs that finished, its
+verdict "INTERRUPTED after N of M runs (...)", exit 1; a target with no
+finished run is never PASS.
 
 Flags:
 `
@@ -100,6 +103,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	result := scorecard.Result(cards, m.interrupted)
 	doc := map[string]any{"pass": result == scorecard.Pass, "result": result, "interrupted": m.interrupted, "targets": cards, "plan": m.planDoc()}
+	if m.stop != nil {
+		doc["runs_done"], doc["runs_planned"] = m.stop.Done, m.stop.Planned
+	}
 	runsPerSample := 0
 	if f.runs.n > 0 {
 		runsPerSample = f.runs.n
@@ -107,7 +113,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	about := &scorecard.About{Command: "check", Version: version.String(), Host: cfg.Host, Config: f.config, Plan: m.planText()}
 	return f.out.write(stdout, stderr, cards, f.verdict.exit(result), doc, scorecard.Page{Title: "streamprobe check", Generated: time.Now(), RunsPerSample: runsPerSample,
-		Verdict: scorecard.Verdict(cards, m.interrupted, "target"), About: about})
+		Verdict: scorecard.Verdict(cards, m.stop, "target"), About: about})
 }
 
 // parseCheckFlags reads check's flags and checks them, and that the output

@@ -26,9 +26,11 @@ type measured struct {
 	looks       int // looks made
 	capped      string
 	interrupted bool
-	maxRuns     int
-	maxTime     time.Duration
-	auto        bool
+	// stop is how far an interrupted check got (nil otherwise).
+	stop    *scorecard.Interruption
+	maxRuns int
+	maxTime time.Duration
+	auto    bool
 }
 
 // alphaOf is the alpha each class of target is judged at: that of the
@@ -156,6 +158,7 @@ func measure(ctx context.Context, f *checkFlags, cfg *config.Config, all []jobs.
 		for _, rs := range m.results {
 			n += len(rs)
 		}
+		m.stop = &scorecard.Interruption{Done: n, Planned: progress.total()}
 		fmt.Fprintf(stderr, "streamprobe check: interrupted after %d of %d runs: the report covers those, and fails\n", n, progress.total())
 	}
 	return m

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -133,6 +134,65 @@ func TestCheckInterruptedWritesWhatWasMeasured(t *testing.T) {
 	}
 	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), "fast") {
 		t.Errorf("JUnit after the interrupt: %v %s", err, b)
+	}
+}
+
+// An interrupt before any run finished: no target passes (a card with no
+// runs is never PASS, a drill-only target's included), and every output
+// says INTERRUPTED with the runs done of those planned; exit 1.
+func TestCheckInterruptedBeforeAnyRunPassesNothing(t *testing.T) {
+	arrived := make(chan struct{}, 8)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		arrived <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer hang.Close()
+	cfg := writeConfig(t, fmt.Sprintf("[[target]]\nname = \"chat\"\nurl = %q\nsamples = [\"short\"]\n[[target]]\nname = \"resume\"\nurl = %q\nsamples = []\ndrills = [\"drop\"]\n", hang.URL, hang.URL))
+	dir := t.TempDir()
+	for _, asJSON := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-arrived; <-arrived; cancel() }() // both first requests in flight, none finished
+		args := []string{"-config", cfg, "-runs", "2", "-concurrency", "2", "-q", "-junit", dir + "/j.xml", "-html", dir + "/r.html"}
+		if asJSON {
+			args = append(args, "-json")
+		}
+		var out, errb strings.Builder
+		code := cmdCheck(ctx, args, &out, &errb)
+		cancel()
+		const head = "INTERRUPTED after 0 of 3 runs"
+		if code != exitFail {
+			t.Errorf("json %v: exit %d, stderr %q", asJSON, code, errb.String())
+		}
+		if asJSON {
+			var doc struct {
+				Result, Verdict string
+				RunsDone        int `json:"runs_done"`
+				RunsPlanned     int `json:"runs_planned"`
+				Targets         []struct{ Target, Verdict string }
+			}
+			if err := json.Unmarshal([]byte(out.String()), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Result != "FAIL" || !strings.HasPrefix(doc.Verdict, head) || doc.RunsDone != 0 || doc.RunsPlanned != 3 || len(doc.Targets) != 2 {
+				t.Errorf("JSON: %s", out.String())
+			}
+			for _, c := range doc.Targets {
+				if c.Verdict == "PASS" {
+					t.Errorf("JSON: target %s passes with no run", c.Target)
+				}
+			}
+			continue
+		}
+		if !strings.Contains(out.String(), "streamprobe check: "+head) || strings.Contains(out.String(), "verdict: PASS") {
+			t.Errorf("text:\n%s", out.String())
+		}
+		for _, f := range []string{"j.xml", "r.html"} {
+			if b, err := os.ReadFile(dir + "/" + f); err != nil || !strings.Contains(string(b), head) || strings.Contains(string(b), `"card_verdict" value="PASS"`) {
+				t.Errorf("%s: %v\n%s", f, err, b)
+			}
+		}
 	}
 }
 

@@ -144,7 +144,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		doc["error_budget"] = budget
 	}
 	code = rf.out.write(stdout, stderr, cards, rf.verdict.exit(result), doc, scorecard.Page{Title: "streamprobe report", Generated: now,
-		Verdict: scorecard.Verdict(cards, false, "card"), About: about})
+		Verdict: scorecard.Verdict(cards, nil, "card"), About: about})
 	if len(budget) > 0 && !rf.out.asJSON {
 		fmt.Fprintf(stdout, "\nerror budget over the window ([slo.<sample>] objectives; %s)\n", about.Window)
 		for _, b := range budget {
