@@ -47,6 +47,9 @@ Interrupted (Ctrl-C, SIGTERM): the page of the runs that finished, its
 verdict "INTERRUPTED after N of M runs (...)", exit 1; a target with no
 finished run is never PASS.
 
+Without -config it reads ` + defaultConfig + `, and its first line
+says so.
+
 Flags:
 `
 
@@ -134,6 +137,7 @@ func parseCheckFlags(args []string, stdout, stderr io.Writer) (*checkFlags, int,
 	if code, ok := parseFlags(fs, args, stdout, stderr, checkUsage); !ok {
 		return nil, code, false
 	}
+	noteDefaultConfig(fs, stderr)
 	f.config = *path
 	switch {
 	case f.maxRuns < 1 || f.conc < 1:

@@ -29,13 +29,15 @@ func TestBareCommandAndVersionFlags(t *testing.T) {
 	}
 }
 
-// run and validate without -config name the default path in their first
-// line and in -h; with -config they do not.
+// run, validate, check and report without -config name the default path
+// in their first line and in -h; with -config they do not.
 func TestDefaultConfigNamed(t *testing.T) {
 	note := "no -config given: reading the default " + defaultConfig
 	cmds := []string{"validate"}
 	if _, err := os.Stat(defaultConfig); err != nil {
-		cmds = append(cmds, "run") // else run would start the daemon on this host's config
+		// else run would start the daemon on this host's config, check
+		// probe its targets
+		cmds = append(cmds, "run", "check", "report")
 	}
 	for _, cmd := range cmds {
 		_, _, stderr := runCmd(t, cmd)
@@ -43,7 +45,7 @@ func TestDefaultConfigNamed(t *testing.T) {
 			t.Errorf("%s: first line %q, want the default config named", cmd, first)
 		}
 	}
-	for _, cmd := range []string{"run", "validate"} {
+	for _, cmd := range []string{"run", "validate", "check", "report"} {
 		_, help, _ := runCmd(t, cmd, "-h")
 		if !strings.Contains(strings.Join(strings.Fields(help), " "), "Without -config it reads "+defaultConfig) {
 			t.Errorf("%s -h does not name the default config:\n%s", cmd, help)

@@ -49,6 +49,9 @@ drill, or no run is in the window, 3 when none fails but a cell is
 inconclusive (-inconclusive pass or fail counts it so instead), 2 for a
 config or usage error or unreadable data.
 
+Without -config it reads ` + defaultConfig + `, and its first line
+says so.
+
 Flags:
 `
 
@@ -181,6 +184,7 @@ func parseReportFlags(args []string, stdout, stderr io.Writer) (*reportFlags, in
 	if code, ok := parseFlags(fs, args, stdout, stderr, reportUsage); !ok {
 		return nil, code, false
 	}
+	noteDefaultConfig(fs, stderr)
 	rf.config = *path
 	if err := rf.verdict.check(); err != nil {
 		fmt.Fprintf(stderr, "streamprobe report: %v\n", err)
