@@ -445,6 +445,31 @@ func Names() []string {
 	return names
 }
 
+// Resumable lists, sorted, the dialects that resume a lost stream (their
+// Resumer is not nil): the ones a drill checks.
+func Resumable() []string {
+	var out []string
+	for _, n := range Names() {
+		if Dialects[n].Resumer() != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// KeyHeaders lists, sorted by dialect, where the dialects that take an
+// API key in a header of their own (KeyHeaderer) send it, as "Header
+// (dialect)"; every other dialect sends it as "Authorization: Bearer".
+func KeyHeaders() []string {
+	var out []string
+	for _, n := range Names() {
+		if kh, ok := Dialects[n].(KeyHeaderer); ok {
+			out = append(out, kh.KeyHeader()+" ("+n+")")
+		}
+	}
+	return out
+}
+
 // apiURL completes a base URL (http://host, http://host/v1) to an API
 // path such as /chat/completions; a URL that already ends in it is kept.
 func apiURL(u, path string) string {

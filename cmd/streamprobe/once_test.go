@@ -198,3 +198,57 @@ func TestOnceStaleIDTheServerHas(t *testing.T) {
 		t.Errorf("default stale id: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// once -h says where -bearer-env's key goes for every dialect that takes
+// it in a header of its own (its KeyHeaderer), and lists under -drill
+// exactly the dialects that resume (a Resumer): both from the registry,
+// so a new dialect changes the help. docs/configuration.md's rows say the
+// same (drills.md the -drill row).
+func TestOnceHelpFromTheDialects(t *testing.T) {
+	_, help, _ := runCmd(t, "once", "-h")
+	flagHelp := func(name string) string {
+		_, after, ok := strings.Cut(help, "\n  -"+name+" ")
+		if !ok {
+			t.Fatalf("once -h has no -%s", name)
+		}
+		text, _, _ := strings.Cut(after, "\n  -")
+		return strings.Join(strings.Fields(text), " ")
+	}
+	bearer, drill := flagHelp("bearer-env"), flagHelp("drill")
+	row := func(doc, prefix string) string {
+		b, err := os.ReadFile(repoRoot + "/docs/" + doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		}
+		t.Fatalf("docs/%s has no row %q", doc, prefix)
+		return ""
+	}
+	bearerRow, drillRow := row("configuration.md", "| `-bearer-env ENV`"), row("drills.md", "| `-drill NAME`")
+	for name, d := range dialect.Dialects {
+		if kh, ok := d.(dialect.KeyHeaderer); ok {
+			want := kh.KeyHeader() + " (" + name + ")"
+			if !strings.Contains(bearer, want) {
+				t.Errorf("-bearer-env's help lacks %q: %s", want, bearer)
+			}
+			if !strings.Contains(strings.ToLower(bearerRow), "`"+strings.ToLower(kh.KeyHeader())+"` (`"+name+"`)") {
+				t.Errorf("docs' -bearer-env row lacks %s's header %s: %s", name, kh.KeyHeader(), bearerRow)
+			}
+		}
+		resumes := d.Resumer() != nil
+		if strings.Contains(drill, name+",") || strings.Contains(drill, name+";") || strings.Contains(drill, name+")") {
+			if !resumes {
+				t.Errorf("-drill's help lists %s, which does not resume: %s", name, drill)
+			}
+		} else if resumes {
+			t.Errorf("-drill's help leaves out %s, which resumes: %s", name, drill)
+		}
+		if resumes != strings.Contains(drillRow, "`"+name+"`") {
+			t.Errorf("docs' -drill row and %s (resumes: %v): %s", name, resumes, drillRow)
+		}
+	}
+}
