@@ -32,6 +32,7 @@ import (
 	"github.com/streamprobe/streamprobe/internal/jobs"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/leak"
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
 )
@@ -40,7 +41,7 @@ import (
 // tests' own queries use the default transport: its idle keep-alive
 // connections are closed first (the push has its own, closed by Run).
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := tools.M{M: m}.Run()
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	if err := goleak.Find(); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, "goleak:", err)

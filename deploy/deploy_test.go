@@ -9,19 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 	"github.com/streamprobe/streamprobe/internal/testenv/vmtest"
 )
 
 func tool(t *testing.T, name, pkg string) string {
 	t.Helper()
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing and CI must run this test (.ci/run installs Debian's %s)", name, pkg)
-		}
-		t.Skipf("%s not installed (apt-get install %s)", name, pkg)
-	}
-	return bin
+	return tools.Need(t, pkg, name)
 }
 
 func TestAlertRulesWithPromtool(t *testing.T) {

@@ -11,9 +11,10 @@ import (
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
 	"github.com/streamprobe/streamprobe/internal/testenv/reftest"
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(tools.M{M: m}) }
 
 // Client readings against the server's schedule. A read never returns
 // bytes before the server wrote them, and refserver writes no step before

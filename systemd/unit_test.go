@@ -10,18 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 )
 
 func analyze(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("systemd-analyze is missing and CI must run this test (.ci/run installs systemd)")
-		}
-		t.Skip("systemd-analyze not installed")
-	}
-	return bin
+	return tools.Need(t, "systemd", "systemd-analyze")
 }
 
 // unitForTest writes the unit with ExecStart pointing at a freshly built

@@ -21,6 +21,7 @@ import (
 
 	"github.com/streamprobe/streamprobe/dialect"
 	"github.com/streamprobe/streamprobe/internal/refserver"
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 	"github.com/streamprobe/streamprobe/internal/version"
 	"github.com/streamprobe/streamprobe/probe"
 	"github.com/streamprobe/streamprobe/resumeclient"
@@ -30,7 +31,7 @@ import (
 // the default transport, as the binary does: its idle connections are
 // closed first, and nothing else may remain.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := tools.M{M: m}.Run()
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	if err := goleak.Find(); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, "goleak:", err)

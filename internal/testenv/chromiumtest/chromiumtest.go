@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 )
 
 // Timeout bounds one run of the browser.
@@ -28,16 +30,7 @@ var Flags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-q
 // unless CI is set: then the test fails (.ci/run installs chromium).
 func Bin(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, and CI must run this test (.ci/run installs the Debian package chromium)")
-	}
-	t.Skip("chromium not installed (apt-get install chromium); .ci/run installs it")
-	return ""
+	return tools.Need(t, "chromium", "chromium", "chromium-browser")
 }
 
 // Run runs the browser with Flags, a fresh profile and args, and returns

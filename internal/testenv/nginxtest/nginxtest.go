@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 )
 
 // Proxy is a running nginx that proxies every request to one upstream.
@@ -35,17 +37,7 @@ type Proxy struct {
 // unless CI is set: then the test fails (.ci/run installs nginx-light).
 func Bin(t testing.TB) string {
 	t.Helper()
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx"
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("nginx is not installed, and CI must run this test (.ci/run installs the Debian package nginx-light)")
-	}
-	t.Skip("nginx not installed (apt-get install nginx-light); .ci/run installs it")
-	return ""
+	return tools.Need(t, "nginx-light", "nginx", "/usr/sbin/nginx")
 }
 
 // Config is the nginx.conf Start writes: nginx's defaults but for the

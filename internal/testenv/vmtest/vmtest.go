@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -21,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 )
 
 // StartTimeout bounds the wait for a started binary to answer /health.
@@ -31,14 +32,7 @@ const StartTimeout = 60 * time.Second
 // set: then the test fails (.ci/run installs the package).
 func Bin(t testing.TB, name string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is not installed, and CI must run this test (.ci/run installs the Debian package victoria-metrics)", name)
-	}
-	t.Skipf("%s not installed (apt-get install victoria-metrics); .ci/run installs it", name)
-	return ""
+	return tools.Need(t, "victoria-metrics", name)
 }
 
 // VM is a VictoriaMetrics single node on loopback: no query cache, no
