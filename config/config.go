@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -137,8 +138,21 @@ type Target struct {
 	// before it cancels (default 3).
 	CancelAfter int `toml:"cancel_after"`
 	// Body, when not nil, replaces the body the dialect builds for each
-	// sample; only once sets it (-body).
-	Body []byte `toml:"-"`
+	// sample: body's text or body_file's content, read at load, or once's
+	// -body. It is resent as is on every reconnect.
+	Body     []byte `toml:"-"`
+	BodyText string `toml:"body"`
+	BodyFile string `toml:"body_file"`
+	// Labels are the target's own labels on its records and series,
+	// merged over the config's [labels] (LabelsFor).
+	Labels map[string]string `toml:"labels"`
+	// CAFile is a PEM bundle the server's certificate must chain to
+	// (instead of the system's roots); CertFile and KeyFile a client
+	// certificate and its key (both or neither). Read at load into TLS.
+	CAFile   string    `toml:"ca_file"`
+	CertFile string    `toml:"cert_file"`
+	KeyFile  string    `toml:"key_file"`
+	TLS      *TLSFiles `toml:"-"`
 	// Every is the schedule of each sample; DrillEvery of each drill
 	// (default: Every).
 	Every      Schedule `toml:"every"`
@@ -360,6 +374,20 @@ func (c *Config) Margin(name string) float64 {
 		}
 	}
 	return 0
+}
+
+// LabelsFor is the labels of target i's records and series: the
+// config's [labels] with the target's own [target.labels] over them (nil
+// when neither sets one). The result is a new map.
+func (c *Config) LabelsFor(i int) map[string]string {
+	own := c.Targets[i].Labels
+	if len(c.Labels) == 0 && len(own) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(c.Labels)+len(own))
+	maps.Copy(out, c.Labels)
+	maps.Copy(out, own)
+	return out
 }
 
 // BudgetsFor is the budgets of target i: the global [budget.<sample>]

@@ -51,6 +51,7 @@ func (c *Config) validateTarget(i int, env Env) []error {
 	errs = append(errs, c.checkResumable(t, key)...)
 	errs = append(errs, c.checkAWS(t, i, key, env.Names)...)
 	errs = append(errs, c.checkTokenKinds(t, key)...)
+	errs = append(errs, c.checkFiles(t, key, env.Getenv)...)
 	return append(errs, c.checkHeaders(t, key, env.Getenv)...)
 }
 

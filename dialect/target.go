@@ -1,6 +1,8 @@
 package dialect
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"net/http"
 	"net/url"
 )
@@ -87,6 +89,11 @@ type Network struct {
 	Proxy *url.URL
 	// NoProxy connects directly, whatever the environment says.
 	NoProxy bool
+	// RootCAs are the roots the server's certificate must chain to (nil:
+	// the system's); ClientCert the certificate the client presents
+	// (nil: none). A target's ca_file, cert_file and key_file.
+	RootCAs    *x509.CertPool
+	ClientCert *tls.Certificate
 }
 
 // Set reports whether n asks for anything but the system's way: a run

@@ -25,10 +25,7 @@ import (
 // and proxies through net/http's transport. Both dial with the same
 // function and pick the proxy with the same one.
 func NewClient(t dialect.Target) *resumeclient.Client {
-	var tlsConf *tls.Config
-	if t.InsecureSkipVerify {
-		tlsConf = &tls.Config{InsecureSkipVerify: true}
-	}
+	tlsConf := tlsConfig(t)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// Every run pays DNS, TCP and TLS as a user's first request does, and
 	// one run's connection never decides what the next one measures.
@@ -55,6 +52,26 @@ func NewClient(t dialect.Target) *resumeclient.Client {
 		rt = &resumeclient.Transport{TLSClientConfig: tlsConf, Fallback: tr, DialContext: dial, Proxy: proxy}
 	}
 	return &resumeclient.Client{HTTP: &http.Client{Transport: rt}, MaxEventSize: t.MaxEventSize}
+}
+
+// tlsConfig is t's TLS settings: nil for the system's roots and no client
+// certificate; else its roots, its client certificate, and verification
+// off only for t.InsecureSkipVerify.
+func tlsConfig(t dialect.Target) *tls.Config {
+	var conf *tls.Config
+	if t.InsecureSkipVerify {
+		conf = &tls.Config{InsecureSkipVerify: true}
+	}
+	if n := t.Net; n != nil && (n.RootCAs != nil || n.ClientCert != nil) {
+		if conf == nil {
+			conf = &tls.Config{}
+		}
+		conf.RootCAs = n.RootCAs
+		if n.ClientCert != nil {
+			conf.Certificates = []tls.Certificate{*n.ClientCert}
+		}
+	}
+	return conf
 }
 
 // MaxResponseHeader bounds a response's header, on every connection path.

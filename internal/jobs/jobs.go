@@ -117,8 +117,9 @@ func Origin(c *config.Config) probe.Origin {
 // the address of the built-in reference target.
 func Build(c *config.Config, builtinURL string, getenv func(string) string) ([]Job, error) {
 	var jobs []Job
-	origin := Origin(c)
 	for i, ct := range c.Targets {
+		origin := Origin(c)
+		origin.Labels = c.LabelsFor(i)
 		t, err := probeTarget(ct, builtinURL, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", ct.Name, err)
@@ -233,6 +234,12 @@ func probeTarget(ct config.Target, builtinURL string, getenv func(string) string
 	}
 	t.Net = network(ct)
 	t.MCPVersion = ct.MCPVersion
+	if ct.TLS != nil {
+		if t.Net == nil {
+			t.Net = &dialect.Network{}
+		}
+		t.Net.RootCAs, t.Net.ClientCert = ct.TLS.RootCAs, ct.TLS.ClientCert
+	}
 	for s, tc := range ct.Tool {
 		if t.Tools == nil {
 			t.Tools = map[string]dialect.ToolCall{}
