@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"sort"
 	"strings"
@@ -31,17 +32,20 @@ type updater interface{ Update(float64) }
 type Metrics struct {
 	Set *metrics.Set
 
-	mu      sync.Mutex
-	base    string // region="..",host="..",extra labels
-	prom    bool
-	fromURL bool // the config comes from a URL: the fetch series exist
-	jobs    map[string]*jobSeries
-	gone    map[string]bool             // jobs removed by a reload: their late runs add no series
-	budgets map[string]bool             // names of the budget gauges
-	budget  config.BudgetMap            // the global budgets in force
-	own     map[string]config.BudgetMap // a target's budgets, where it has its own tables
-	slos    map[string]bool             // names of the SLO gauges
-	host    hostSeries
+	mu   sync.Mutex
+	base string // region="..",host="..",extra labels
+	// targetBase is the base labels of a target with labels of its own
+	// ([target.labels] merged over [labels]), by target name.
+	targetBase map[string]string
+	prom       bool
+	fromURL    bool // the config comes from a URL: the fetch series exist
+	jobs       map[string]*jobSeries
+	gone       map[string]bool             // jobs removed by a reload: their late runs add no series
+	budgets    map[string]bool             // names of the budget gauges
+	budget     config.BudgetMap            // the global budgets in force
+	own        map[string]config.BudgetMap // a target's budgets, where it has its own tables
+	slos       map[string]bool             // names of the SLO gauges
+	host       hostSeries
 	// push is where the series go: the push settings of the config
 	// whose labels they carry, changed with them (Reconfigure) and taken
 	// with them (forPush).
@@ -96,10 +100,11 @@ func NewMetrics(c *config.Config) *Metrics {
 func (m *Metrics) Reconfigure(c *config.Config, jobs []jobs.Job) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	base, prom := baseLabels(c), c.Push.Histograms == "prometheus"
-	if m.jobs == nil || base != m.base || prom != m.prom {
+	base, prom, own := baseLabels(c), c.Push.Histograms == "prometheus", targetBases(c)
+	if m.jobs == nil || base != m.base || prom != m.prom || !maps.Equal(own, m.targetBase) {
 		m.remakeLocked(base, prom)
 	}
+	m.targetBase = own
 	if jobs != nil {
 		keep := map[string]bool{}
 		for _, j := range jobs {
@@ -249,15 +254,29 @@ func (s *jobSeries) gauge(set *metrics.Set, name string) *metrics.Gauge {
 	return set.GetOrCreateGauge(name, nil)
 }
 
-func baseLabels(c *config.Config) string {
-	parts := []string{fmt.Sprintf("region=%q", c.Region), fmt.Sprintf("host=%q", c.Host)}
-	keys := make([]string, 0, len(c.Labels))
-	for k := range c.Labels {
+func baseLabels(c *config.Config) string { return labelsText(c.Region, c.Host, c.Labels) }
+
+// targetBases is the base labels of each target that has labels of its
+// own: region, host and its labels merged over the config's.
+func targetBases(c *config.Config) map[string]string {
+	out := map[string]string{}
+	for i, t := range c.Targets {
+		if len(t.Labels) > 0 {
+			out[t.Name] = labelsText(c.Region, c.Host, c.LabelsFor(i))
+		}
+	}
+	return out
+}
+
+func labelsText(region, host string, labels map[string]string) string {
+	parts := []string{fmt.Sprintf("region=%q", region), fmt.Sprintf("host=%q", host)}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%q", k, c.Labels[k]))
+		parts = append(parts, fmt.Sprintf("%s=%q", k, labels[k]))
 	}
 	return strings.Join(parts, ",")
 }
@@ -380,7 +399,11 @@ func (m *Metrics) seriesLocked(target, sample, dialect, drill string) *jobSeries
 	if s, ok := m.jobs[key]; ok {
 		return s
 	}
-	l := fmt.Sprintf(`%s,target=%q,sample=%q,dialect=%q,drill=%q`, m.base, target, sample, dialect, drill)
+	base := m.base
+	if own, ok := m.targetBase[target]; ok {
+		base = own
+	}
+	l := fmt.Sprintf(`%s,target=%q,sample=%q,dialect=%q,drill=%q`, base, target, sample, dialect, drill)
 	s := &jobSeries{labels: l, names: map[string]bool{}}
 	h := func(name, labels string) updater {
 		s.names[name+"{"+labels+"}"] = true

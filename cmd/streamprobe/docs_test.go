@@ -541,3 +541,154 @@ func headingAnchors(f mdFile) map[string]bool {
 	}
 	return out
 }
+
+// pastedRun is a command the docs show with its output: `$ CMD` in a
+// code block and the lines under it, up to the next `$ ` line or the
+// block's end.
+type pastedRun struct {
+	path string
+	line int
+	args []string
+	out  []string
+}
+
+// pastedRuns are the commands with output in f that run against the
+// built-in target or the repository's own files (once -builtin, demo,
+// validate of a committed file): those a test can run as the docs show
+// them. The others (a daemon's logs, a results log, a peer on a port of
+// the day, check's ten minutes) are left to TestDocsCommandLines.
+func pastedRuns(f mdFile) []pastedRun {
+	var out []pastedRun
+	var cur *pastedRun
+	for i, l := range f.lines {
+		if !f.code[i] || fence.MatchString(l) {
+			cur = nil
+			continue
+		}
+		if cmd, ok := strings.CutPrefix(l, "$ "); ok {
+			cur = nil
+			m := invocation.FindStringSubmatch(cmd)
+			if m == nil || m[2] != "" || commandSep.MatchString(comment.ReplaceAllString(cmd, "")) || argsEnd.MatchString(m[3]) {
+				continue
+			}
+			args := append([]string{m[1]}, strings.Fields(comment.ReplaceAllString(m[3], ""))...)
+			if !runnable(args) {
+				continue
+			}
+			out = append(out, pastedRun{path: f.path, line: i + 1, args: args})
+			cur = &out[len(out)-1]
+			continue
+		}
+		if cur != nil {
+			cur.out = append(cur.out, l)
+		}
+	}
+	return out
+}
+
+// runnable reports whether a pasted command runs here as it stands.
+func runnable(args []string) bool {
+	switch args[0] {
+	case "demo":
+		return true
+	case "once":
+		return slices.Contains(args, "-builtin")
+	case "validate":
+		i := slices.Index(args, "-config")
+		if i < 0 || i+1 == len(args) {
+			return false
+		}
+		_, err := os.Stat(filepath.Join(repoRoot, args[i+1]))
+		return err == nil
+	}
+	return false
+}
+
+// The shape of a line: what may differ between two runs of one command
+// (timings and sizes with a fraction, request ids, ports, timestamps,
+// the stall and burst counts that depend on the machine's load) made a
+// placeholder, spaces collapsed; every word, label, verdict and count
+// stays.
+var (
+	shapeHex   = regexp.MustCompile(`\b[0-9a-f]{32}\b`)
+	shapeTime  = regexp.MustCompile(`\d{4}-\d\d-\d\dT[0-9:.]+Z`)
+	shapePort  = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+	shapeFloat = regexp.MustCompile(`\d+\.\d+`)
+	shapeMs    = regexp.MustCompile(`\d+( ms|ms| B\b| bytes)`)
+	shapeLoad  = regexp.MustCompile(`(stalls > 250 ms|bursts?|reconnects?|resumed) +\d+`)
+)
+
+func shape(l string) string {
+	l = shapeTime.ReplaceAllString(l, "T")
+	l = shapeHex.ReplaceAllString(l, "H")
+	l = shapePort.ReplaceAllString(l, "127.0.0.1:P")
+	l = shapeFloat.ReplaceAllString(l, "F")
+	l = shapeMs.ReplaceAllString(l, "F$1")
+	l = shapeLoad.ReplaceAllString(l, "$1 N")
+	return strings.Join(strings.Fields(l), " ")
+}
+
+// sameShape compares a pasted output with a real one, line by line by
+// shape; a pasted line `...` stands for any number of real lines left
+// out. It returns "" when they agree, else the first difference.
+func sameShape(pasted, real []string) string {
+	j := 0
+	for i := 0; i < len(pasted); i++ {
+		want := shape(pasted[i])
+		if want == "..." {
+			if i+1 == len(pasted) {
+				return ""
+			}
+			next := shape(pasted[i+1])
+			for j < len(real) && shape(real[j]) != next {
+				j++
+			}
+			continue
+		}
+		if j >= len(real) {
+			return fmt.Sprintf("the docs show %q where the run ended", pasted[i])
+		}
+		if got := shape(real[j]); got != want {
+			return fmt.Sprintf("the docs show\n    %s\n  the run printed\n    %s", pasted[i], real[j])
+		}
+		j++
+	}
+	if j < len(real) {
+		return fmt.Sprintf("the run printed %q after the last line the docs show (mark a cut with ...)", real[j])
+	}
+	return ""
+}
+
+// Every command the docs paste with its output, and that runs here as
+// it stands (once -builtin, demo, validate of a committed file), is run,
+// and its output has the shape the docs show: the same lines, labels,
+// counts and verdict words (numbers with a fraction, ids and ports may
+// differ).
+func TestDocsPastedOutputs(t *testing.T) {
+	var runs []pastedRun
+	for _, f := range docFiles(t) {
+		runs = append(runs, pastedRuns(f)...)
+	}
+	if len(runs) < 10 {
+		t.Fatalf("found %d pasted runs in the docs, want the once, demo and validate examples", len(runs))
+	}
+	for _, r := range runs {
+		t.Run(fmt.Sprintf("%s:%d", r.path, r.line), func(t *testing.T) {
+			t.Parallel()
+			args := slices.Clone(r.args)
+			if i := slices.Index(args, "-config"); i >= 0 {
+				args[i+1] = filepath.Join(repoRoot, args[i+1])
+			}
+			_, stdout, stderr := runCmd(t, args...)
+			text := strings.ReplaceAll(stdout+stderr, repoRoot+"/", "")
+			real := strings.Split(strings.TrimRight(text, "\n"), "\n")
+			pasted := slices.Clone(r.out)
+			for len(pasted) > 0 && strings.TrimSpace(pasted[len(pasted)-1]) == "" {
+				pasted = pasted[:len(pasted)-1]
+			}
+			if diff := sameShape(pasted, real); diff != "" {
+				t.Errorf("%s:%d: streamprobe %s: %s", r.path, r.line, strings.Join(r.args, " "), diff)
+			}
+		})
+	}
+}
