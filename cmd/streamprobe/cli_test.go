@@ -108,10 +108,9 @@ func TestCheckOutputPathsCheckedFirst(t *testing.T) {
 	}
 }
 
-// An interrupt during check: the runs that finished are reported (text,
-// JUnit), the report says it was interrupted, the exit code is 1.
-func TestCheckInterruptedWritesWhatWasMeasured(t *testing.T) {
-	fast, _ := countingTarget(t)
+// hangingTarget is a target that sends its headers and then nothing until
+// the request ends; arrived gets a value as each request's headers go.
+func hangingTarget(t *testing.T) (*httptest.Server, chan struct{}) {
 	arrived := make(chan struct{}, 8)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -119,7 +118,15 @@ func TestCheckInterruptedWritesWhatWasMeasured(t *testing.T) {
 		arrived <- struct{}{}
 		<-r.Context().Done()
 	}))
-	defer hang.Close()
+	t.Cleanup(hang.Close)
+	return hang, arrived
+}
+
+// An interrupt during check: the runs that finished are reported (text,
+// JUnit), the report says it was interrupted, the exit code is 1.
+func TestCheckInterruptedWritesWhatWasMeasured(t *testing.T) {
+	fast, _ := countingTarget(t)
+	hang, arrived := hangingTarget(t)
 	cfg := writeConfig(t, fmt.Sprintf("[[target]]\nname = \"fast\"\nurl = %q\nsamples = [\"short\"]\n[[target]]\nname = \"hang\"\nurl = %q\nsamples = [\"short\"]\n", fast.URL, hang.URL))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-arrived; cancel() }() // concurrency 1, runs interleaved: fast's first run is done
@@ -141,14 +148,7 @@ func TestCheckInterruptedWritesWhatWasMeasured(t *testing.T) {
 // runs is never PASS, a drill-only target's included), and every output
 // says INTERRUPTED with the runs done of those planned; exit 1.
 func TestCheckInterruptedBeforeAnyRunPassesNothing(t *testing.T) {
-	arrived := make(chan struct{}, 8)
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.(http.Flusher).Flush()
-		arrived <- struct{}{}
-		<-r.Context().Done()
-	}))
-	defer hang.Close()
+	hang, arrived := hangingTarget(t)
 	cfg := writeConfig(t, fmt.Sprintf("[[target]]\nname = \"chat\"\nurl = %q\nsamples = [\"short\"]\n[[target]]\nname = \"resume\"\nurl = %q\nsamples = []\ndrills = [\"drop\"]\n", hang.URL, hang.URL))
 	dir := t.TempDir()
 	for _, asJSON := range []bool{false, true} {
