@@ -51,6 +51,10 @@ type Daemon struct {
 	// taken port stops it before the built-in target or a schedule starts.
 	// Run serves on it; nil means Run binds the address itself.
 	Listener net.Listener
+	// jitterN, when set, is the random wait in [0, n) a job's jitter
+	// draws (a test seam: a fixed wait makes a jitter wait's end known);
+	// nil means math/rand/v2's N.
+	jitterN func(n time.Duration) time.Duration
 
 	life lifecycle // Run's contexts, phase and waits (this file)
 	cur  current   // the config in force and its scheduler (reload.go)
@@ -66,6 +70,7 @@ type Daemon struct {
 	// and results are made by Run before it starts anything.
 	slots   *slots
 	busy    busyJobs
+	waits   waits // the waits before a run: jitter, a first run's start (schedule.go)
 	backoff retryAfter
 	results *resultsLog
 	dropLog atomic.Int64 // when a results log drop was last logged (Unix ns)

@@ -66,8 +66,11 @@ func (d *Daemon) runJob(j jobs.Job, delay func() time.Duration) {
 		return
 	}
 	defer d.busy.set(j.Name, jobIdle)
-	if delay != nil && !d.sleep(delay()) {
-		return
+	if delay != nil {
+		wait := delay()
+		if !d.waits.during(j.Name, time.Now().Add(wait), func() bool { return d.sleep(wait) }) {
+			return
+		}
 	}
 	// Decided before a slot is taken or the lag recorded: a skipped run
 	// holds no slot another job could use, and is no lag.

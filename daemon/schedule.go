@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -125,6 +126,14 @@ func minGap(every config.Schedule, last time.Time) time.Duration {
 	return s.Next(last).Sub(last) / 2
 }
 
+// randN is a random duration in [0, n): the jitter's draw.
+func (d *Daemon) randN(n time.Duration) time.Duration {
+	if d.jitterN != nil {
+		return d.jitterN(n)
+	}
+	return rand.N(n)
+}
+
 func (d *Daemon) clock() clockwork.Clock {
 	if d.Clock != nil {
 		return d.Clock
@@ -155,7 +164,7 @@ func (d *Daemon) schedule(s gocron.Scheduler, j jobs.Job, gen uint64, prev *jobP
 	if prev != nil && prev.every == every && prev.jitter == jitter {
 		next = nextAfter(prev.job, now)
 	}
-	first := planFirst(prev, last, ok, next, every, jitter, now, rand.N[time.Duration])
+	first := planFirst(prev, last, ok, next, every, jitter, now, d.randN)
 	// The first run of a new interval job waits a random 0..jitter, so
 	// hosts started together do not fire together; a cron job waits that
 	// long at every run.
@@ -166,7 +175,7 @@ func (d *Daemon) schedule(s gocron.Scheduler, j jobs.Job, gen uint64, prev *jobP
 			if every.Cron == "" && started.Swap(true) {
 				return 0
 			}
-			return rand.N(jitter)
+			return d.randN(jitter)
 		}
 	}
 	// No gocron singleton mode: its guarantee holds per scheduler only,
@@ -186,7 +195,7 @@ func (d *Daemon) schedule(s gocron.Scheduler, j jobs.Job, gen uint64, prev *jobP
 	}
 	var waited atomic.Bool
 	task := func() {
-		if !waitUntil.IsZero() && !waited.Swap(true) && !d.waitOnClock(waitUntil) {
+		if !waitUntil.IsZero() && !waited.Swap(true) && !d.waitUntil(j.Name, waitUntil) {
 			return
 		}
 		if !d.fire(j.Name, gen, every) {
@@ -203,6 +212,43 @@ func (d *Daemon) schedule(s gocron.Scheduler, j jobs.Job, gen uint64, prev *jobP
 		start = now
 	}
 	return &jobPlan{every: every, jitter: jitter, gen: gen, fresh: first.fresh, start: start, job: gj}, nil
+}
+
+// waits are, by job name, the ends of the waits its task is in before
+// its run (its first run's start time, a jitter): the scheduler already
+// plans the run after, so while a wait lasts its end is the job's next run.
+type waits struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+// until is the end of the wait job is in, if it is in one.
+func (w *waits) until(job string) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.m[job]
+	return t, ok
+}
+
+// during notes that job waits until t while wait runs; wait's result.
+func (w *waits) during(job string, t time.Time, wait func() bool) bool {
+	w.mu.Lock()
+	if w.m == nil {
+		w.m = map[string]time.Time{}
+	}
+	w.m[job] = t
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.m, job)
+		w.mu.Unlock()
+	}()
+	return wait()
+}
+
+// waitUntil is waitOnClock(t) for job's task, noted in d.waits.
+func (d *Daemon) waitUntil(job string, t time.Time) bool {
+	return d.waits.during(job, t, func() bool { return d.waitOnClock(t) })
 }
 
 // waitOnClock waits until t on the schedule's clock; false when the

@@ -3,8 +3,11 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -243,5 +246,74 @@ func TestFireOncePerSlotAcrossSchedulers(t *testing.T) {
 	fc.Advance(time.Hour)
 	if !d.fire("a", 2, hour) || !d.fire("b", 1, hour) {
 		t.Error("a slot of its own made no run")
+	}
+}
+
+// apiJobs is GET /api/status's jobs, served by d's handler.
+func apiJobs(t *testing.T, d *Daemon) []apiJobRef {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	d.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/status", nil))
+	var out struct {
+		Jobs []apiJobRef `json:"jobs"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("/api/status: %v: %s", err, rec.Body)
+	}
+	return out.Jobs
+}
+
+// A new job runs at once after a random 0..jitter: while it waits, the
+// status page's next run is the end of that wait, not the interval's next
+// slot (which said "next run in 1h" with the run a few seconds away), and
+// the run starts then.
+func TestNextRunDuringTheJitterWait(t *testing.T) {
+	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
+	defer srv.Close()
+	const wait = 8 * time.Second
+	d, _ := testDaemon(t, fmt.Sprintf("[[target]]\nname = \"a\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"1h\"\njitter = \"30m\"\n", srv.URL), nil)
+	d.jitterN = func(time.Duration) time.Duration { return wait }
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- d.Run(ctx, nil) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	var next time.Time
+	waitFor(t, "the job's next run on /api/status", 30*time.Second, func() bool {
+		js := apiJobs(t, d)
+		if len(js) != 1 || js[0].NextRun == "" {
+			return false
+		}
+		if len(js[0].Runs) > 0 {
+			t.Fatalf("the run came before the page was read (%s after the start): no jitter wait to see", time.Since(start))
+		}
+		var err error
+		if next, err = time.Parse(time.RFC3339, js[0].NextRun); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	})
+	// RFC3339 to the second: the stated time is within a second of the
+	// wait's end, which is wait after the task fired (after start).
+	if lo, hi := start.Add(wait-time.Second), time.Now().Add(wait+time.Second); next.Before(lo) || next.After(hi) {
+		t.Fatalf("during the %s jitter wait the next run is %s, want between %s and %s (the wait's end)",
+			wait, next.Format(time.RFC3339), lo.Format(time.RFC3339), hi.Format(time.RFC3339))
+	}
+	waitFor(t, "the run after the jitter wait", 60*time.Second, func() bool { return runsOf(d, "a") == 1 })
+	started, err := time.Parse(time.RFC3339Nano, apiJobs(t, d)[0].Runs[0].Started)
+	if err != nil {
+		// runRow.Started is shortTime's format
+		started, err = time.Parse("2006-01-02 15:04:05Z", apiJobs(t, d)[0].Runs[0].Started)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started.Before(next.Add(-time.Second)) {
+		t.Errorf("the run started %s, before the next run the page said (%s)", started.Format(time.RFC3339), next.Format(time.RFC3339))
 	}
 }

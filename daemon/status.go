@@ -153,9 +153,10 @@ func (d *Daemon) pageFacts() pageFacts {
 	return f
 }
 
-// nextRuns is, by job name, the next run its scheduler has planned (the
-// gocron job's NextRun); a cron job with jitter waits up to the jitter
-// after it.
+// nextRuns is, by job name, its next run: the end of the wait its task is
+// in (a new job's jitter, a cron job's jitter, a first run's start), else
+// the next run its scheduler has planned (the gocron job's NextRun); a
+// cron job with jitter waits up to the jitter after it.
 func (d *Daemon) nextRuns() map[string]time.Time {
 	d.cur.mu.Lock()
 	plans := make(map[string]*jobPlan, len(d.cur.plans))
@@ -168,7 +169,9 @@ func (d *Daemon) nextRuns() map[string]time.Time {
 		if p == nil || p.job == nil {
 			continue
 		}
-		if t, err := p.job.NextRun(); err == nil && !t.IsZero() {
+		if t, ok := d.waits.until(name); ok {
+			out[name] = t
+		} else if t, err := p.job.NextRun(); err == nil && !t.IsZero() {
 			out[name] = t
 		}
 	}
