@@ -49,7 +49,7 @@ func (d *Daemon) relisten(addr string, ln net.Listener) {
 	if ln != nil {
 		d.web.srv = &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go d.web.srv.Serve(ln)
-		d.Log.Info("serving /metrics and /healthz", "addr", ln.Addr().String())
+		d.Log.Info("serving /metrics and /healthz", "addr", ln.Addr().String(), "status_page", statusPageURL(ln.Addr()))
 	}
 	if old != nil {
 		d.life.retired.Add(1)
@@ -58,6 +58,20 @@ func (d *Daemon) relisten(addr string, ln net.Listener) {
 			shutdownServer(old)
 		}()
 	}
+}
+
+// statusPageURL is the status page's URL on the bound address a: an
+// address on every interface (0.0.0.0, ::) is reached on this host as
+// localhost.
+func statusPageURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
 // close stops the server, if any.

@@ -347,8 +347,14 @@ func (st *jobStatus) view(card *scorecard.Card) jobView {
 	}
 	for i := len(st.runs) - 1; i >= 0; i-- {
 		row := runRowOf(st.runs[i])
-		if row.Err && row.Note == jv.LastErr {
-			row.Note = "the last error"
+		// The last error is written once, above the table: its run's row
+		// points there, an older run that failed the same way says so.
+		switch {
+		case !row.Err || row.Note != jv.LastErr:
+		case st.runs[i].StartedAt == st.lastErrAt:
+			row.Note = "the last error (above)"
+		default:
+			row.Note = "the same error as the last"
 		}
 		jv.Rows = append(jv.Rows, row)
 	}
