@@ -88,8 +88,9 @@ type Push struct {
 	// header value ("Bearer ..."); never inline.
 	AuthorizationEnv  string `toml:"authorization_env"`
 	AuthorizationFile string `toml:"authorization_file"`
-	// Histograms is "vmrange" (VictoriaMetrics' default) or "prometheus"
-	// (le buckets, for Prometheus and Mimir).
+	// Histograms is "vmrange" (VictoriaMetrics' buckets) or "prometheus"
+	// (le buckets, for Prometheus and Mimir), on /metrics and in the push;
+	// by default vmrange with a push URL, prometheus without one.
 	Histograms string `toml:"histograms"`
 }
 
@@ -594,7 +595,12 @@ func (c *Config) setHostDefaults() {
 		c.Push.Timeout.Duration = DefaultPushTimeout
 	}
 	if !c.has("push.histograms") {
-		c.Push.Histograms = "vmrange"
+		// What is pushed goes to VictoriaMetrics or vmagent by default;
+		// with nothing pushed /metrics is scraped, by Prometheus first.
+		c.Push.Histograms = "prometheus"
+		if c.Push.URL.URL != nil {
+			c.Push.Histograms = "vmrange"
+		}
 	}
 	if !c.has("slo_fleet_regions") {
 		c.SLOFleetRegions = DefaultSLOFleetRegions

@@ -41,7 +41,7 @@ func TestExampleValidates(t *testing.T) {
 	if c.Budgets["short"].TFC.Duration != 600*time.Millisecond {
 		t.Errorf("budget %+v", c.Budgets)
 	}
-	if c.Push.Histograms != "vmrange" || c.Push.Interval.Duration != 15*time.Second || c.Listen != "127.0.0.1:9464" {
+	if c.Push.Histograms != "prometheus" || c.Push.Interval.Duration != 15*time.Second || c.Listen != "127.0.0.1:9464" {
 		t.Errorf("push %+v listen %q", c.Push, c.Listen)
 	}
 }
@@ -550,6 +550,28 @@ func TestAppKeys(t *testing.T) {
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// push.histograms by default: le buckets when nothing is pushed (/metrics
+// is scraped, by Prometheus first), vmrange with a push URL; a value
+// written is kept either way.
+func TestHistogramsDefaultFollowsThePush(t *testing.T) {
+	const target = "[[target]]\nname = \"t\"\nurl = \"http://x\"\n"
+	for _, tc := range []struct{ push, want string }{
+		{"", "prometheus"},
+		{"[push]\ninterval = \"30s\"\n", "prometheus"},
+		{"[push]\nurl = \"http://vm:8428/api/v1/import/prometheus\"\n", "vmrange"},
+		{"[push]\nhistograms = \"vmrange\"\n", "vmrange"},
+		{"[push]\nurl = \"http://vm:8428/api/v1/import/prometheus\"\nhistograms = \"prometheus\"\n", "prometheus"},
+	} {
+		c, err := Parse("h.toml", []byte(tc.push+target), env(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Push.Histograms != tc.want {
+			t.Errorf("%q: histograms %q, want %q", tc.push, c.Push.Histograms, tc.want)
 		}
 	}
 }

@@ -87,7 +87,8 @@ func shutdownServer(srv *http.Server) {
 	srv.Shutdown(ctx)
 }
 
-// Handler serves /metrics (the same set as the push), /healthz (200 and
+// Handler serves /metrics (the same set as the push, with # HELP and
+// # TYPE lines), /healthz (200 and
 // {"status":"ok"} when healthy, 503 and {"status":"unhealthy"} with the
 // reasons otherwise, see Daemon.health), the status page on / and its
 // content as JSON on /api/status, and the on-demand run, POST /run
@@ -99,7 +100,7 @@ func (d *Daemon) Handler() http.Handler {
 	mux.HandleFunc("POST /run", d.serveRun)
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		d.Metrics.Set.WritePrometheus(w)
+		d.Metrics.WriteExposition(w)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		h := d.health(time.Now())

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -148,6 +150,103 @@ func (m *Metrics) forPush(w io.Writer) config.Push {
 		m.Set.WritePrometheus(w)
 	}
 	return m.push
+}
+
+// WriteExposition writes the set to w as /metrics serves it: the
+// Prometheus text format with a # HELP and a # TYPE line before each
+// family (metricnames.Families). The push sends the set without them.
+// A vmrange histogram is no Prometheus histogram (its buckets have no
+// le): its _bucket, _sum and _count are three untyped families, each with
+// its lines together.
+func (m *Metrics) WriteExposition(w io.Writer) {
+	var b bytes.Buffer
+	m.mu.Lock()
+	m.Set.WritePrometheus(&b)
+	prom := m.prom
+	m.mu.Unlock()
+	out := bufio.NewWriter(w)
+	e := exposition{w: out, prom: prom}
+	for line := range bytes.Lines(b.Bytes()) {
+		e.line(line)
+	}
+	e.flush()
+	out.Flush()
+}
+
+// exposition writes an exposition's lines with their families' metadata.
+type exposition struct {
+	w    io.Writer
+	prom bool // histograms with le
+	fam  string
+	help string
+	// parts are a vmrange histogram's lines held until its family ends,
+	// by suffix (_bucket, _sum, _count).
+	parts [3]bytes.Buffer
+}
+
+var histogramParts = [3]string{"_bucket", "_sum", "_count"}
+
+func (e *exposition) line(line []byte) {
+	name, f, ok := familyOf(sampleName(line))
+	if !ok {
+		e.flush()
+		e.w.Write(line)
+		return
+	}
+	if name != e.fam {
+		e.flush()
+		e.fam, e.help = name, f.Help
+		if f.Type != "histogram" || e.prom {
+			fmt.Fprintf(e.w, "# HELP %s %s\n# TYPE %s %s\n", name, f.Help, name, f.Type)
+		}
+	}
+	if f.Type != "histogram" || e.prom {
+		e.w.Write(line)
+		return
+	}
+	for i, suffix := range histogramParts {
+		if strings.HasPrefix(string(line), name+suffix) {
+			e.parts[i].Write(line)
+		}
+	}
+}
+
+// flush writes a vmrange histogram's lines held, by part.
+func (e *exposition) flush() {
+	for i, suffix := range histogramParts {
+		if e.parts[i].Len() == 0 {
+			continue
+		}
+		fmt.Fprintf(e.w, "# HELP %s%s %s (VictoriaMetrics vmrange histogram: %s)\n# TYPE %s%s untyped\n", e.fam, suffix, e.help, suffix[1:], e.fam, suffix)
+		e.w.Write(e.parts[i].Bytes())
+		e.parts[i].Reset()
+	}
+	e.fam = ""
+}
+
+// sampleName is the metric name of an exposition's sample line.
+func sampleName(line []byte) string {
+	if i := bytes.IndexAny(line, "{ "); i >= 0 {
+		return string(line[:i])
+	}
+	return ""
+}
+
+// familyOf is the family a sample's name belongs to (a histogram's
+// _bucket, _sum and _count belong to it), its metadata, and false for a
+// name of no known family.
+func familyOf(name string) (string, metricnames.Family, bool) {
+	if f, ok := metricnames.Families[name]; ok && f.Type != "histogram" {
+		return name, f, true
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok {
+			if f, ok := metricnames.Families[base]; ok && f.Type == "histogram" {
+				return base, f, true
+			}
+		}
+	}
+	return name, metricnames.Family{}, false
 }
 
 // remakeLocked drops every series and makes the host series again with
@@ -444,6 +543,14 @@ func (m *Metrics) seriesLocked(target, sample, dialect, drill string) *jobSeries
 	return s
 }
 
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func sec(ms *float64) (float64, bool) {
 	if ms == nil {
 		return 0, false
@@ -467,6 +574,8 @@ func (m *Metrics) Observe(r probe.Record) {
 	now := time.Now()
 	s.lastRun.Set(float64(now.UnixNano()) / 1e9)
 	s.lastRunAt = now
+	// Made at the first run: before it, no run passed or failed.
+	s.gauge(m.Set, metricnames.LastSuccess+"{"+s.labels+"}").Set(b2f(r.Passed()))
 	if !r.Intended() {
 		s.failed.Inc()
 	}
