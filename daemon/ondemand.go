@@ -135,18 +135,20 @@ func (d *Daemon) takeSlotFor(r *http.Request, job string) bool {
 
 // apiStatus is GET /api/status: the status page's content as JSON.
 type apiStatus struct {
-	Host          string      `json:"host"`
-	Region        string      `json:"region"`
-	Config        string      `json:"config"`
-	ConfigLoaded  string      `json:"config_loaded"`
-	ReloadRefused string      `json:"reload_refused,omitempty"`
-	Version       string      `json:"version"`
-	Uptime        string      `json:"uptime,omitempty"`
-	Summary       string      `json:"summary"`
-	AllPass       bool        `json:"all_pass"`
-	Health        health      `json:"health"`
-	Push          apiPush     `json:"push"`
-	Jobs          []apiJobRef `json:"jobs"`
+	Host          string  `json:"host"`
+	Region        string  `json:"region"`
+	Config        string  `json:"config"`
+	ConfigLoaded  string  `json:"config_loaded"`
+	ReloadRefused string  `json:"reload_refused,omitempty"`
+	Version       string  `json:"version"`
+	Uptime        string  `json:"uptime,omitempty"`
+	Summary       string  `json:"summary"`
+	AllPass       bool    `json:"all_pass"`
+	Health        health  `json:"health"`
+	Push          apiPush `json:"push"`
+	// Overview is the page's grid: target x class (and drill) cells.
+	Overview overviewView `json:"overview"`
+	Jobs     []apiJobRef  `json:"jobs"`
 }
 
 type apiPush struct {
@@ -172,6 +174,10 @@ type apiJobRef struct {
 	LastErr string     `json:"last_error,omitempty"`
 	LastAt  string     `json:"last_error_at,omitempty"`
 	Runs    []runRow   `json:"runs"`
+	// Key is the job's key figure and History its runs oldest first,
+	// as the overview shows them.
+	Key     string       `json:"key,omitempty"`
+	History []historyRun `json:"history"`
 }
 
 // serveAPIStatus is GET /api/status.
@@ -180,10 +186,11 @@ func (d *Daemon) serveAPIStatus(w http.ResponseWriter, _ *http.Request) {
 	v := d.status.view(f)
 	out := apiStatus{Host: v.Host, Region: v.Region, Config: v.File, ConfigLoaded: v.Loaded, ReloadRefused: v.Refused,
 		Version: v.Version, Uptime: v.Uptime, Summary: v.Summary, AllPass: v.AllPass, Health: f.health,
-		Push: apiPush{Enabled: !v.PushDisabled, Every: v.PushEvery, Last: v.PushAt, Error: v.PushErr}, Jobs: []apiJobRef{}}
+		Push: apiPush{Enabled: !v.PushDisabled, Every: v.PushEvery, Last: v.PushAt, Error: v.PushErr}, Overview: v.Overview, Jobs: []apiJobRef{}}
 	for _, j := range v.Jobs {
 		ref := apiJobRef{Target: j.Target, Sample: j.Sample, Drill: j.Drill, Dialect: j.Dialect, Verdict: j.Verdict, Why: j.Why,
-			Budgets: j.Budgets, Cells: j.Cells, Latest: j.Latest, LastErr: j.LastErr, LastAt: j.LastErrAt, Runs: j.Rows}
+			Budgets: j.Budgets, Cells: j.Cells, Latest: j.Latest, LastErr: j.LastErr, LastAt: j.LastErrAt, Runs: j.Rows,
+			Key: j.Key, History: j.History}
 		if !j.NextAt.IsZero() {
 			ref.NextRun = j.NextAt.UTC().Format(time.RFC3339)
 		}

@@ -199,6 +199,7 @@ type statusView struct {
 	PushDisabled               bool
 	PushEvery, PushAt, PushErr string
 	Runs                       int
+	Overview                   overviewView
 	Jobs                       []jobView
 }
 
@@ -221,6 +222,13 @@ type jobView struct {
 	// Timeline is the latest run's drawing, made by scorecard's
 	// templates (html/template): safe HTML.
 	Timeline template.HTML
+	// Anchor is the id of the section's heading (the overview links
+	// to it), Key the job's key figure (overview.go), History its runs
+	// held, oldest first, and Strip their drawing (historyStrip: safe
+	// HTML).
+	Anchor, Key string
+	History     []historyRun
+	Strip       template.HTML
 }
 
 // cellView is one of the class's cells as check's text card shows it.
@@ -258,7 +266,7 @@ func (s *status) view(f pageFacts) statusView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-	v := statusView{CSS: template.CSS(scorecard.CSS + statusCSS), Loaded: ts(s.loadedAt), Version: shown(Version()),
+	v := statusView{CSS: template.CSS(scorecard.CSS + statusCSS + overviewCSS), Loaded: ts(s.loadedAt), Version: shown(Version()),
 		Made: ts(f.now), Runs: statusRuns, Healthy: f.health.Status == "ok", HealthReasons: f.health.Reasons}
 	if s.cfg != nil {
 		v.Host, v.Region, v.File = s.cfg.Host, s.cfg.Region, s.cfg.File()
@@ -287,6 +295,7 @@ func (s *status) view(f pageFacts) statusView {
 		v.Jobs = append(v.Jobs, jv)
 	}
 	v.Summary, v.AllPass = summary(v.Jobs)
+	v.Overview = overview(v.Jobs)
 	return v
 }
 
@@ -337,8 +346,11 @@ func summary(js []jobView) (string, bool) {
 
 // view is the job's section; card is its target's card over the runs
 // held (nil when there is none).
-func (st *jobStatus) view(card *scorecard.Card) jobView {
-	jv := jobView{Target: st.target, Sample: st.sample, Drill: st.drill, Dialect: st.dialect, Title: st.sample, Runs: len(st.runs)}
+func (st *jobStatus) view(card *scorecard.Card) (jv jobView) {
+	jv = jobView{Target: st.target, Sample: st.sample, Drill: st.drill, Dialect: st.dialect, Title: st.sample, Runs: len(st.runs),
+		Anchor: anchor(st.target, st.sample, st.drill), History: historyOf(st.runs)}
+	var tfcBudget *float64
+	defer func() { jv.Strip = historyStrip(jv.History, tfcBudget) }()
 	if st.drill != probe.DrillNone {
 		jv.Title = "drill " + st.drill + " (sample " + st.sample + ")"
 	}
@@ -368,16 +380,20 @@ func (st *jobStatus) view(card *scorecard.Card) jobView {
 	}
 	if st.drill != probe.DrillNone {
 		jv.Verdict, jv.Why = drillVerdict(card, st.drill)
+		jv.Key = drillKey(st.runs)
 		return jv
 	}
 	cells := card.ClassCells(st.sample)
-	jv.Verdict = scorecard.ClassVerdict(cells)
+	jv.Verdict, jv.Key = scorecard.ClassVerdict(cells), keyFigure(cells)
 	var budgets []string
 	for _, ce := range cells {
 		text, mark := ce.Text()
 		jv.Cells = append(jv.Cells, cellView{Row: scorecard.RowName(ce.Row), Text: shown(text), Mark: mark, Over: ce.Over})
 		if ce.Over || (jv.Verdict == scorecard.Inconclusive && ce.Verdict == scorecard.Inconclusive) {
 			jv.Why = append(jv.Why, scorecard.RowName(ce.Row)+": "+shown(ce.Why))
+		}
+		if ce.Row == "tfc" && ce.Timing != nil {
+			tfcBudget = ce.Timing.Budget
 		}
 		switch {
 		case ce.Timing != nil && ce.Timing.Budget != nil:
