@@ -7,7 +7,7 @@
 // all; schedule.go the jobs' times across schedulers; runner.go a job's
 // task (Retry-After, overlap, the concurrency slots, the run and its
 // sinks); http.go the listen address (/metrics, /healthz, /); push.go the
-// push; health.go and status.go what /healthz and / say.
+// push; health.go, status.go and overview.go what /healthz and / say.
 package daemon
 
 import (

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -116,15 +115,7 @@ tfc = "60s"
 tfc_within = 0.99
 `, addr, srv500.URL), nil)
 	d.Metrics.ConfigFromURL() // the fetch series, as a config from a URL has them
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx, nil) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runDaemon(t, d, nil)()
 	waitFor(t, "a run of each job", 60*time.Second, func() bool {
 		return runsOf(d, "ref") == 1 && runsOf(d, "ref-sse") == 1 && runsOf(d, "broken") == 1
 	})

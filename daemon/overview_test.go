@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,15 +54,7 @@ func TestStatusOverviewInChromium(t *testing.T) {
 	defer broken.Close()
 	addr := freeAddr(t)
 	d, _ := testDaemon(t, exampleConf(t, addr, broken.URL), nil)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx, nil) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runDaemon(t, d, nil)()
 	var api struct {
 		Overview overviewView `json:"overview"`
 		Jobs     []apiJobRef  `json:"jobs"`

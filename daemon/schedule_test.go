@@ -273,16 +273,8 @@ func TestNextRunDuringTheJitterWait(t *testing.T) {
 	const wait = 8 * time.Second
 	d, _ := testDaemon(t, fmt.Sprintf("[[target]]\nname = \"a\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"1h\"\njitter = \"30m\"\n", srv.URL), nil)
 	d.jitterN = func(time.Duration) time.Duration { return wait }
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	start := time.Now()
-	go func() { done <- d.Run(ctx, nil) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runDaemon(t, d, nil)()
 	var next time.Time
 	waitFor(t, "the job's next run on /api/status", 30*time.Second, func() bool {
 		js := apiJobs(t, d)

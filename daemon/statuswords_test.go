@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -92,14 +91,9 @@ func TestStatusPageWords(t *testing.T) {
 func TestStartupLogNamesTheStatusPage(t *testing.T) {
 	addr := freeAddr(t)
 	d, logs := testDaemon(t, fmt.Sprintf("listen = %q\n[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:9/\"\nevery = \"1h\"\n", addr), nil)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx, nil) }()
+	stop := runDaemon(t, d, nil)
 	waitFor(t, "the listener's log line", 30*time.Second, func() bool { return strings.Contains(logs.String(), `"addr":"`+addr+`"`) })
 	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
 	if want := `"status_page":"http://` + addr + `/"`; !strings.Contains(logs.String(), want) {
 		t.Errorf("the startup log does not name the status page (%s):\n%s", want, logs)
 	}
