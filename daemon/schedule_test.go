@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -249,16 +248,20 @@ func TestFireOncePerSlotAcrossSchedulers(t *testing.T) {
 	}
 }
 
-// apiJobs is GET /api/status's jobs, served by d's handler.
-func apiJobs(t *testing.T, d *Daemon) []apiJobRef {
+// apiJobs is GET /api/status's jobs, from the daemon listening on addr;
+// nil while it does not listen yet.
+func apiJobs(t *testing.T, addr string) []apiJobRef {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	d.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/status", nil))
+	resp, err := http.Get("http://" + addr + "/api/status")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
 	var out struct {
 		Jobs []apiJobRef `json:"jobs"`
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-		t.Fatalf("/api/status: %v: %s", err, rec.Body)
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("/api/status: %v", err)
 	}
 	return out.Jobs
 }
@@ -271,13 +274,14 @@ func TestNextRunDuringTheJitterWait(t *testing.T) {
 	srv := refserver.NewServer(refserver.Events(refserver.Ms(5, 10), -1))
 	defer srv.Close()
 	const wait = 8 * time.Second
-	d, _ := testDaemon(t, fmt.Sprintf("[[target]]\nname = \"a\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"1h\"\njitter = \"30m\"\n", srv.URL), nil)
+	addr := freeAddr(t)
+	d, _ := testDaemon(t, fmt.Sprintf("listen = %q\n[[target]]\nname = \"a\"\nurl = %q\nend_data = \"\"\nsamples = [\"short\"]\nevery = \"1h\"\njitter = \"30m\"\n", addr, srv.URL), nil)
 	d.jitterN = func(time.Duration) time.Duration { return wait }
 	start := time.Now()
 	defer runDaemon(t, d, nil)()
 	var next time.Time
 	waitFor(t, "the job's next run on /api/status", 30*time.Second, func() bool {
-		js := apiJobs(t, d)
+		js := apiJobs(t, addr)
 		if len(js) != 1 || js[0].NextRun == "" {
 			return false
 		}
@@ -297,10 +301,10 @@ func TestNextRunDuringTheJitterWait(t *testing.T) {
 			wait, next.Format(time.RFC3339), lo.Format(time.RFC3339), hi.Format(time.RFC3339))
 	}
 	waitFor(t, "the run after the jitter wait", 60*time.Second, func() bool { return runsOf(d, "a") == 1 })
-	started, err := time.Parse(time.RFC3339Nano, apiJobs(t, d)[0].Runs[0].Started)
+	started, err := time.Parse(time.RFC3339Nano, apiJobs(t, addr)[0].Runs[0].Started)
 	if err != nil {
 		// runRow.Started is shortTime's format
-		started, err = time.Parse("2006-01-02 15:04:05Z", apiJobs(t, d)[0].Runs[0].Started)
+		started, err = time.Parse("2006-01-02 15:04:05Z", apiJobs(t, addr)[0].Runs[0].Started)
 	}
 	if err != nil {
 		t.Fatal(err)
