@@ -7,12 +7,13 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamprobe/streamprobe/internal/testenv/tools"
 )
 
 // Redis is a running redis-server.
@@ -22,17 +23,11 @@ type Redis struct {
 }
 
 // Bin returns the redis-server binary, skipping the test when there is
-// none, unless CI is set: then the test fails (.ci/run installs it).
+// none (recorded for tools.M's summary), unless CI is set: then the test
+// fails (.ci/run installs it).
 func Bin(t testing.TB) string {
 	t.Helper()
-	if p, err := exec.LookPath("redis-server"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("redis-server is not installed, and CI must run this test (.ci/run installs the Debian package redis-server)")
-	}
-	t.Skip("redis-server not installed (apt-get install redis-server); .ci/run installs it")
-	return ""
+	return tools.Need(t, "redis-server", "redis-server")
 }
 
 // Start runs redis-server on a free loopback port until the test ends.

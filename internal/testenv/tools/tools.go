@@ -21,7 +21,7 @@ import (
 // AptPackages are the Debian packages .ci/run installs for the tests'
 // third-party tools (TestInstallCommandIsCIs keeps the three lists equal:
 // here, .ci/run and the README).
-const AptPackages = "victoria-metrics prometheus systemd chromium nginx-light logrotate"
+const AptPackages = "victoria-metrics prometheus systemd chromium nginx-light logrotate redis-server"
 
 // InstallCommand installs every tool a test may need.
 const InstallCommand = "sudo apt-get install --no-install-recommends " + AptPackages
