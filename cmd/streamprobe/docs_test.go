@@ -571,7 +571,7 @@ func pastedRuns(f mdFile) []pastedRun {
 			if m == nil || m[2] != "" || commandSep.MatchString(comment.ReplaceAllString(cmd, "")) || argsEnd.MatchString(m[3]) {
 				continue
 			}
-			args := append([]string{m[1]}, strings.Fields(comment.ReplaceAllString(m[3], ""))...)
+			args := append([]string{m[1]}, shellFields(comment.ReplaceAllString(m[3], ""))...)
 			if !runnable(args) {
 				continue
 			}
@@ -582,6 +582,50 @@ func pastedRuns(f mdFile) []pastedRun {
 		if cur != nil {
 			cur.out = append(cur.out, l)
 		}
+	}
+	return out
+}
+
+// shellFields splits a pasted command line as a POSIX shell splits words:
+// at unquoted blanks, with '...' taken as is and "..." with \" and \\
+// inside (a JSON argument in single quotes is one argument).
+func shellFields(s string) []string {
+	var out []string
+	var b strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				b.WriteByte(c)
+			}
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else if c == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+				i++
+				b.WriteByte(s[i])
+			} else {
+				b.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, b.String())
 	}
 	return out
 }
@@ -711,6 +755,18 @@ func TestShape(t *testing.T) {
 	} {
 		if got := shape(tt.a) == shape(tt.b); got != tt.same {
 			t.Errorf("%q and %q: same shape %v, want %v (%q, %q)", tt.a, tt.b, got, tt.same, shape(tt.a), shape(tt.b))
+		}
+	}
+}
+
+func TestShellFields(t *testing.T) {
+	for in, want := range map[string][]string{
+		`once -builtin -tool-args '{"steps":10,"task":true}' -drill drop`: {"once", "-builtin", "-tool-args", `{"steps":10,"task":true}`, "-drill", "drop"},
+		`once -body "a \"b\" c"  -x`:                                      {"once", "-body", `a "b" c`, "-x"},
+		`a '' b`:                                                          {"a", "", "b"},
+	} {
+		if got := shellFields(in); !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", in, got, want)
 		}
 	}
 }
