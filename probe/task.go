@@ -307,7 +307,7 @@ func (r *run) finishTask() {
 		rec.Verdict, rec.ResumeDetail = tk.verdict, tk.detail
 	case tk.back != 0 && rec.Outcome == Success && r.drill != DrillStale:
 		rec.Verdict = VerdictPass
-		rec.ResumeDetail = fmt.Sprintf("the client came back to the task by its id after %s away; the task completed and its result came (%d poll(s))", r.tl.Reconnects[0].Start.Sub(r.tl.Reconnects[0].Drop).Round(time.Millisecond), tk.polls)
+		rec.ResumeDetail = fmt.Sprintf("the client came back to the task by its id after %.1f ms away; the task completed and its result came (%d poll(s))", ms(r.tl.Reconnects[0].Start.Sub(r.tl.Reconnects[0].Drop)), tk.polls)
 	}
 }
 
