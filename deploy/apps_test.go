@@ -73,7 +73,7 @@ func TestResumeAlertFiresForTheAppResumes(t *testing.T) {
 			"exp_labels": map[string]string{"severity": "critical", "target": target, "region": "eu", "drill": "drop", "verdict": "missed"},
 			"exp_annotations": map[string]string{
 				"summary":     "Resume bug on " + target + " (eu): drop drill says missed",
-				"description": "A Last-Event-ID resume misbehaved. Run `streamprobe once -drill drop` against the target for the one-line explanation.",
+				"description": "A resume misbehaved (Last-Event-ID, a cursor, an application's replay or an MCP task). Run `streamprobe once -drill drop` against the target for the one-line explanation.",
 			},
 		}
 	}

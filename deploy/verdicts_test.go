@@ -142,7 +142,7 @@ func TestResumeAlertFiresExactlyForFailedVerdicts(t *testing.T) {
 				Labels: map[string]string{"severity": "critical", "target": "api", "region": "eu", "drill": drill, "verdict": string(v)},
 				Annotations: map[string]string{
 					"summary":     "Resume bug on api (eu): " + drill + " drill says " + string(v),
-					"description": "A Last-Event-ID resume misbehaved. Run `streamprobe once -drill " + drill + "` against the target for the one-line explanation.",
+					"description": "A resume misbehaved (Last-Event-ID, a cursor, an application's replay or an MCP task). Run `streamprobe once -drill " + drill + "` against the target for the one-line explanation.",
 				},
 			})
 		}
