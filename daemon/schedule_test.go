@@ -281,6 +281,11 @@ func TestNextRunDuringTheJitterWait(t *testing.T) {
 	defer runDaemon(t, d, nil)()
 	var next time.Time
 	waitFor(t, "the job's next run on /api/status", 30*time.Second, func() bool {
+		// Until its task fires, the job's next run is gocron's (now): the
+		// page is read once the task is in its jitter wait.
+		if _, ok := d.waits.until("a/short"); !ok {
+			return false
+		}
 		js := apiJobs(t, addr)
 		if len(js) != 1 || js[0].NextRun == "" {
 			return false
